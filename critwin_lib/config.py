@@ -1,0 +1,332 @@
+"""Frozen, validated configuration for every run, and the profiles that size them.
+
+A run is fully described by a `RunConfig` (task, model, training, weight-decay schedule); its hash
+is the cache key, so every field that changes a result lives here and nothing else does. Fields are
+checked on construction and a bad value raises `ConfigError` with one line naming the field.
+No torch import here: configs are built (and validated) before any training starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A configuration value is out of range; the message names the field."""
+
+
+def _require(ok: bool, name: str, msg: str) -> None:
+    if not ok:
+        raise ConfigError(f"{name}: {msg}")
+
+
+def _positive_int(value: Any, name: str) -> None:
+    _require(isinstance(value, int) and not isinstance(value, bool) and value > 0, name,
+             f"must be a positive integer, got {value!r}")
+
+
+def _positive(value: Any, name: str) -> None:
+    _require(isinstance(value, int | float) and math.isfinite(value) and value > 0, name,
+             f"must be a positive number, got {value!r}")
+
+
+def _nonneg(value: Any, name: str) -> None:
+    _require(isinstance(value, int | float) and math.isfinite(value) and value >= 0, name,
+             f"must be a non-negative number, got {value!r}")
+
+
+# ----------------------------------------------------------------------------------------- task
+TASK_NAMES = ("anchor",)
+ANCHOR_VARIANTS = ("A", "B")
+
+
+@dataclass(frozen=True)
+class AnchorTask:
+    """Anchor-function composition task (spec §2). Variant B (default) holds out (3,4) and (4,3)."""
+
+    name: str = "anchor"
+    variant: str = "B"
+    n_train_per_pair: int = 11_250  # training sequences per trained anchor pair (spec §2.3: 157,500 total)
+    n_eval: int = 2048  # sequences per evaluation split
+    data_seed: int = 1234  # fixes the training set and the eval sets; shared by all runs
+
+    def __post_init__(self) -> None:
+        _require(self.name in TASK_NAMES, "task.name", f"unknown task {self.name!r}; known: {TASK_NAMES}")
+        _require(self.variant in ANCHOR_VARIANTS, "task.variant",
+                 f"unknown variant {self.variant!r}; known: {ANCHOR_VARIANTS}")
+        _positive_int(self.n_train_per_pair, "task.n_train_per_pair")
+        _positive_int(self.n_eval, "task.n_eval")
+        _require(isinstance(self.data_seed, int) and self.data_seed >= 0, "task.data_seed",
+                 f"must be a non-negative integer, got {self.data_seed!r}")
+
+
+# ---------------------------------------------------------------------------------------- model
+INIT_MODES = ("multiplier", "exponent")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Pre-norm decoder-only transformer (spec §3.4).
+
+    Initial weight std: "multiplier" mode (default) std = init_gamma * init_sigma0; "exponent" mode
+    (the precursor papers' convention) std = d_model ** -init_gamma. Residual output projections
+    are further divided by sqrt(2 * n_layer).
+    """
+
+    n_layer: int = 2
+    d_model: int = 64
+    n_head: int = 2
+    d_mlp: int = 256
+    vocab_size: int = 201
+    max_pos: int = 20
+    init_gamma: float = 1.0  # γ, the paper's init scale
+    init_sigma0: float | None = None  # base std σ₀; None means d_model ** -0.5 (resolved on construction)
+    init_mode: str = "multiplier"
+
+    def __post_init__(self) -> None:
+        for f in ("n_layer", "d_model", "n_head", "d_mlp", "vocab_size", "max_pos"):
+            _positive_int(getattr(self, f), f"model.{f}")
+        _require(self.d_model % self.n_head == 0, "model.n_head",
+                 f"d_model={self.d_model} is not divisible by n_head={self.n_head}")
+        _positive(self.init_gamma, "model.init_gamma")
+        _require(self.init_mode in INIT_MODES, "model.init_mode",
+                 f"unknown init mode {self.init_mode!r}; known: {INIT_MODES}")
+        if self.init_sigma0 is None:
+            object.__setattr__(self, "init_sigma0", self.d_model ** -0.5)
+        _positive(self.init_sigma0, "model.init_sigma0")
+        object.__setattr__(self, "init_gamma", float(self.init_gamma))
+        object.__setattr__(self, "init_sigma0", float(self.init_sigma0))
+
+    @property
+    def init_std(self) -> float:
+        """Std of the non-residual weight matrices and embeddings."""
+        if self.init_mode == "multiplier":
+            return self.init_gamma * self.init_sigma0
+        return self.d_model ** -self.init_gamma
+
+    @property
+    def gamma_exponent(self) -> float:
+        """The same init written in the exponent convention: std = d_model ** -γ_exp."""
+        return -math.log(self.init_std) / math.log(self.d_model)
+
+
+# ------------------------------------------------------------------------------------- training
+OPTIMIZERS = ("adamw",)
+WD_PARAMS = ("all", "matrices")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One run's optimisation: AdamW, linear warm-up then constant LR, grad clipping, evals."""
+
+    steps: int = 20_000
+    batch_size: int = 256
+    lr: float = 3e-4
+    warmup_steps: int = 200
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    grad_clip: float = 1.0  # max global grad norm; 0 disables clipping
+    eval_every: int = 100
+    optimizer: str = "adamw"
+    wd_params: str = "all"  # "all" parameters (as the precursor code) or 2-D "matrices" only
+    seed: int = 0  # model init and batch order
+
+    def __post_init__(self) -> None:
+        for f in ("steps", "batch_size", "eval_every"):
+            _positive_int(getattr(self, f), f"train.{f}")
+        _positive(self.lr, "train.lr")
+        _require(isinstance(self.warmup_steps, int) and 0 <= self.warmup_steps <= self.steps,
+                 "train.warmup_steps", f"must be an integer in [0, steps={self.steps}], got {self.warmup_steps!r}")
+        for f in ("beta1", "beta2"):
+            v = getattr(self, f)
+            _require(isinstance(v, int | float) and 0 <= v < 1, f"train.{f}", f"must be in [0, 1), got {v!r}")
+        _positive(self.eps, "train.eps")
+        _nonneg(self.grad_clip, "train.grad_clip")
+        _require(self.optimizer in OPTIMIZERS, "train.optimizer",
+                 f"unknown optimizer {self.optimizer!r}; known: {OPTIMIZERS}")
+        _require(self.wd_params in WD_PARAMS, "train.wd_params",
+                 f"unknown parameter set {self.wd_params!r}; known: {WD_PARAMS}")
+        _require(isinstance(self.seed, int) and self.seed >= 0, "train.seed",
+                 f"must be a non-negative integer, got {self.seed!r}")
+
+
+# --------------------------------------------------------------------------------- weight decay
+@dataclass(frozen=True)
+class WDSchedule:
+    """Weight decay λ(t) as a pure function of the step: `base` everywhere, `value` inside windows.
+
+    `windows` is a tuple of half-open [start, end) step intervals with their in-window λ. Use the
+    constructors: `none()`, `constant(lam)`, `window(start, length, lam)`, `budget_matched(...)`.
+    """
+
+    base: float = 0.0
+    windows: tuple[tuple[int, int, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        _nonneg(self.base, "wd.base")
+        windows = tuple(tuple(w) for w in self.windows)
+        for i, w in enumerate(windows):
+            name = f"wd.windows[{i}]"
+            _require(len(w) == 3, name, f"must be (start, end, lambda), got {w!r}")
+            start, end, lam = w
+            _require(isinstance(start, int) and isinstance(end, int) and 0 <= start < end, name,
+                     f"needs integer steps 0 <= start < end, got [{start!r}, {end!r})")
+            _nonneg(lam, name)
+        ordered = sorted(windows)
+        for a, b in zip(ordered, ordered[1:], strict=False):
+            _require(a[1] <= b[0], "wd.windows", f"windows [{a[0]}, {a[1]}) and [{b[0]}, {b[1]}) overlap")
+        object.__setattr__(self, "base", float(self.base))
+        object.__setattr__(self, "windows", tuple((int(s), int(e), float(v)) for s, e, v in ordered))
+
+    @classmethod
+    def none(cls) -> WDSchedule:
+        return cls()
+
+    @classmethod
+    def constant(cls, lam: float) -> WDSchedule:
+        return cls(base=lam)
+
+    @classmethod
+    def window(cls, start: int, length: int, lam: float) -> WDSchedule:
+        return cls(windows=((int(start), int(start) + int(length), lam),))
+
+    @classmethod
+    def budget_matched(cls, budget: float, start: int, length: int) -> WDSchedule:
+        """Put the whole budget B = Σ_t λ_t into one window [start, start+length)."""
+        _nonneg(budget, "wd.budget")
+        _positive_int(length, "wd.length")
+        return cls.window(start, length, budget / length)
+
+    @property
+    def label(self) -> str:
+        if not self.windows:
+            return "none" if self.base == 0 else f"constant λ={self.base:g}"
+        parts = [f"[{s}, {e}) λ={v:g}" for s, e, v in self.windows]
+        return ("" if self.base == 0 else f"base λ={self.base:g}, ") + ", ".join(parts)
+
+
+# ------------------------------------------------------------------------------------------ run
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that determines one training run (and so its cache key)."""
+
+    task: AnchorTask = field(default_factory=AnchorTask)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    wd: WDSchedule = field(default_factory=WDSchedule)
+
+    def __post_init__(self) -> None:
+        for i, (start, end, _) in enumerate(self.wd.windows):
+            _require(end <= self.train.steps, f"wd.windows[{i}]",
+                     f"window [{start}, {end}) ends after the run (train.steps = {self.train.steps})")
+        _require(self.model.max_pos >= ANCHOR_INPUT_LEN, "model.max_pos",
+                 f"must be >= {ANCHOR_INPUT_LEN} for the anchor task, got {self.model.max_pos}")
+        _require(self.model.vocab_size == ANCHOR_VOCAB_SIZE, "model.vocab_size",
+                 f"must be {ANCHOR_VOCAB_SIZE} for the anchor task, got {self.model.vocab_size}")
+
+
+ANCHOR_INPUT_LEN = 9  # input tokens per anchor sequence
+ANCHOR_VOCAB_SIZE = 201  # ids 0..200, 0 = PAD
+
+
+def to_dict(cfg: RunConfig) -> dict[str, Any]:
+    """Plain JSON-ready dict (tuples become lists)."""
+    return json.loads(json.dumps(dataclasses.asdict(cfg)))
+
+
+def from_dict(d: dict[str, Any]) -> RunConfig:
+    """Inverse of `to_dict`; unknown keys are an error."""
+    wd = dict(d.get("wd", {}))
+    wd["windows"] = tuple(tuple(w) for w in wd.get("windows", ()))
+    try:
+        return RunConfig(task=AnchorTask(**d.get("task", {})), model=ModelConfig(**d.get("model", {})),
+                         train=TrainConfig(**d.get("train", {})), wd=WDSchedule(**wd))
+    except TypeError as e:  # unexpected keyword
+        raise ConfigError(f"config: {e}") from None
+
+
+# Fields added after results were shipped, with the value that reproduces the old behaviour: while a
+# field holds that value it is left out of the canonical JSON, so adding it does not re-key old runs.
+HASH_NEUTRAL_DEFAULTS: dict[tuple[str, str], Any] = {}
+
+
+def canonical_json(cfg: RunConfig) -> str:
+    """The config as sorted, compact JSON: what the cache key hashes."""
+    d = to_dict(cfg)
+    for (section, name), neutral in HASH_NEUTRAL_DEFAULTS.items():
+        if d[section].get(name) == neutral:
+            del d[section][name]
+    return json.dumps(d, sort_keys=True, separators=(",", ":"))
+
+
+def replace(cfg: RunConfig, **dotted: Any) -> RunConfig:
+    """Copy of `cfg` with dotted fields changed, e.g. replace(cfg, **{"model.init_gamma": 1.5})."""
+    parts: dict[str, dict[str, Any]] = {}
+    for key, value in dotted.items():
+        section, _, name = key.partition(".")
+        _require(section in ("task", "model", "train", "wd") and bool(name), key, "unknown config field")
+        parts.setdefault(section, {})[name] = value
+    new = {}
+    for section, changes in parts.items():
+        sub = getattr(cfg, section)
+        known = {f.name for f in dataclasses.fields(sub)}
+        for name in changes:
+            _require(name in known, f"{section}.{name}", "unknown config field")
+        new[section] = dataclasses.replace(sub, **changes)
+    return dataclasses.replace(cfg, **new)
+
+
+# ------------------------------------------------------------------------------------- profiles
+@dataclass(frozen=True)
+class Profile:
+    """How big a notebook's runs are. Claims are written in fractions of `steps`, so they scale."""
+
+    name: str
+    steps: int
+    eval_every: int
+    n_seeds: int
+    batch_size: int
+    lr: float
+    warmup_steps: int
+    n_train_per_pair: int
+    n_eval: int
+    description: str
+
+    def task(self, **overrides: Any) -> AnchorTask:
+        return AnchorTask(**{"n_train_per_pair": self.n_train_per_pair, "n_eval": self.n_eval, **overrides})
+
+    def train(self, seed: int, **overrides: Any) -> TrainConfig:
+        kw = dict(steps=self.steps, batch_size=self.batch_size, lr=self.lr, warmup_steps=self.warmup_steps,
+                  eval_every=self.eval_every, seed=seed)
+        return TrainConfig(**{**kw, **overrides})
+
+    def step_at(self, frac: float, name: str = "fraction") -> int:
+        """A fraction of the run as a step (multiples of eval_every keep windows on the eval grid)."""
+        _require(isinstance(frac, int | float) and 0 <= frac <= 1, name, f"must be in [0, 1], got {frac!r}")
+        return int(round(frac * self.steps))
+
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile("smoke", steps=48, eval_every=16, n_seeds=2, batch_size=32, lr=1e-3, warmup_steps=4,
+                n_train_per_pair=64, n_eval=64,
+                description="plumbing only: seconds per notebook, no phenomenon expected"),
+        Profile("quick", steps=6400, eval_every=200, n_seeds=4, batch_size=256, lr=3e-4, warmup_steps=200,
+                n_train_per_pair=11_250, n_eval=2048,
+                description="the default: the whole book on a 2-core laptop in about an hour"),
+        Profile("paper", steps=20_000, eval_every=100, n_seeds=12, batch_size=256, lr=3e-4, warmup_steps=200,
+                n_train_per_pair=11_250, n_eval=2048,
+                description="the paper's length (20k steps) and seed count (12)"),
+    )
+}
+
+
+def get_profile(name: str) -> Profile:
+    _require(name in PROFILES, "profile", f"unknown profile {name!r}; known: {tuple(PROFILES)}")
+    return PROFILES[name]

@@ -1,0 +1,274 @@
+"""Run results cached by config hash, and sweeps of runs on Dask distributed.
+
+Layout: `<root>/runs/<key>/{config.json, history.parquet, meta.json}` where key = sha256 of the
+canonical config JSON and `RESULTS_VERSION`. An entry is written into a temporary folder and renamed
+into place in one step, so an interrupted run never leaves an entry that looks complete, and a
+finished run is never lost when a sweep is interrupted. Nothing is loaded with pickle.
+
+Sweeps run on a Dask `LocalCluster` (one single-threaded worker process per core) by default, or on
+an existing cluster given its scheduler address (`scheduler=` or `$CRITWIN_SCHEDULER`). Workers only
+compute; the client writes the cache, so workers need no shared disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from critwin_lib.config import RunConfig, canonical_json, from_dict, to_dict
+from critwin_lib.metrics import summarize
+
+RESULTS_VERSION = "1"  # bump by hand when training semantics change: it re-keys every result
+DEFAULT_MS_PER_STEP = 25.0  # 2 layers, batch 256, one core, before the store has measured anything
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_key(cfg: RunConfig) -> str:
+    """12 hex digits of sha256(canonical config JSON | RESULTS_VERSION)."""
+    return hashlib.sha256(f"{canonical_json(cfg)}|{RESULTS_VERSION}".encode()).hexdigest()[:12]
+
+
+@dataclass
+class Result:
+    key: str
+    config: RunConfig
+    history: pd.DataFrame
+    meta: dict[str, Any]
+
+    @property
+    def summary(self) -> dict[str, float]:
+        return summarize(self.history)
+
+
+class MissingResults(RuntimeError):
+    """Runs asked for are not in the store and training was not allowed."""
+
+
+class SweepFailed(RuntimeError):
+    """Some runs of a sweep raised; the others were saved."""
+
+
+# ---------------------------------------------------------------------------------------- store
+class Store:
+    """The results folder."""
+
+    def __init__(self, root: str | os.PathLike) -> None:
+        self.root = Path(root)
+        self.runs = self.root / "runs"
+
+    def path(self, key: str) -> Path:
+        return self.runs / key
+
+    def has(self, key: str) -> bool:
+        return (self.path(key) / "meta.json").is_file()
+
+    def keys(self) -> list[str]:
+        if not self.runs.is_dir():
+            return []
+        return sorted(p.name for p in self.runs.iterdir() if not p.name.startswith(".") and self.has(p.name))
+
+    def load(self, key: str) -> Result:
+        d = self.path(key)
+        cfg = from_dict(json.loads((d / "config.json").read_text()))
+        history = pd.read_parquet(d / "history.parquet")
+        meta = json.loads((d / "meta.json").read_text())
+        return Result(key, cfg, history, meta)
+
+    def save(self, cfg: RunConfig, history: pd.DataFrame, meta: dict[str, Any]) -> Result:
+        """Write atomically: everything goes to a temporary folder that is renamed into place."""
+        key = run_key(cfg)
+        self.runs.mkdir(parents=True, exist_ok=True)
+        tmp = self.runs / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
+        tmp.mkdir()
+        try:
+            (tmp / "config.json").write_text(json.dumps(to_dict(cfg), indent=1, sort_keys=True) + "\n")
+            history.to_parquet(tmp / "history.parquet", index=False)
+            meta = {**meta, "key": key, "results_version": RESULTS_VERSION}
+            (tmp / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+            if self.path(key).exists():  # someone else finished the same run first
+                shutil.rmtree(tmp)
+            else:
+                os.rename(tmp, self.path(key))
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return Result(key, cfg, history, meta)
+
+    def ms_per_step(self, batch_size: int, n_layer: int) -> float:
+        """Median measured training time per step of stored runs like these (for estimates)."""
+        rates = []
+        for key in self.keys()[-200:]:
+            meta = json.loads((self.path(key) / "meta.json").read_text())
+            if meta.get("batch_size") == batch_size and meta.get("n_layer") == n_layer and meta.get("steps", 0) >= 1000:
+                rates.append(1000 * meta["wall_s"] / meta["steps"])
+        if rates:
+            return float(pd.Series(rates).median())
+        return DEFAULT_MS_PER_STEP * batch_size / 256 * n_layer / 2
+
+
+# ---------------------------------------------------------------------------------------- runs
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty", "--abbrev=40"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def execute(cfg_dict: dict[str, Any], compile: bool | None = None) -> tuple[dict[str, list], dict[str, Any]]:
+    """Train one run (in this process, or on a Dask worker) and return (history columns, meta)."""
+    import torch
+
+    from critwin_lib.train import train
+
+    torch.set_num_threads(1)
+    cfg = from_dict(cfg_dict)
+    t0 = time.time()
+    history = train(cfg, compile=compile)
+    meta = {
+        "wall_s": round(time.time() - t0, 2),
+        "steps": cfg.train.steps,
+        "batch_size": cfg.train.batch_size,
+        "n_layer": cfg.model.n_layer,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "host": platform.node(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    return history.to_dict(orient="list"), meta
+
+
+def run(cfg: RunConfig, root: str | os.PathLike, train_missing: bool = True, compile: bool | None = None) -> Result:
+    """Load the run from the store, or train it here and store it."""
+    store = Store(root)
+    key = run_key(cfg)
+    if store.has(key):
+        return store.load(key)
+    if not train_missing:
+        raise MissingResults(f"run {key} is not in {store.runs}; run `make reproduce` to train it")
+    columns, meta = execute(to_dict(cfg), compile)
+    return store.save(cfg, pd.DataFrame(columns), {**meta, "git": git_commit()})
+
+
+def _client(workers: int, scheduler: str | None):
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        return Client(scheduler, timeout="30s"), None
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                           silence_logs=logging.ERROR)
+    return Client(cluster), cluster
+
+
+@dataclass
+class Sweep:
+    """What a sweep gives back: results in the order of the configs (None where a run failed)."""
+
+    results: list[Result | None]
+    failures: list[tuple[RunConfig, str]] = field(default_factory=list)
+
+
+def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | None = None,
+          scheduler: str | None = None, train_missing: bool = True, compile: bool | None = None,
+          allow_failures: bool = False, progress: bool = True) -> Sweep:
+    """Make sure every config has a stored result, training the missing ones in parallel.
+
+    workers: Dask worker processes of the local cluster (None: one per core; 0: train here, serially).
+    scheduler: address of an existing Dask scheduler (default `$CRITWIN_SCHEDULER`), instead of a local one.
+    Raises `MissingResults` before any training when runs are missing and `train_missing` is False,
+    and `SweepFailed` at the end when a run raised (the others are stored) unless `allow_failures`.
+    """
+    store = Store(root)
+    keys = [run_key(c) for c in cfgs]
+    todo = {k: c for k, c in zip(keys, cfgs, strict=True) if not store.has(k)}
+    scheduler = scheduler or os.environ.get("CRITWIN_SCHEDULER") or None
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    if todo and not train_missing:
+        raise MissingResults(f"{len(todo)} of {len(set(keys))} runs are not in {store.runs}; "
+                             f"run `make reproduce` to train them")
+    failures: list[tuple[RunConfig, str]] = []
+    if todo:
+        _print_estimate(store, list(todo.values()), len(set(keys)), workers, scheduler)
+        commit = git_commit()
+        bar = tqdm(total=len(todo), desc="runs", unit="run", disable=not progress, file=sys.stderr,
+                   mininterval=5)
+        if workers == 0 and not scheduler:
+            for key, cfg in todo.items():
+                try:
+                    columns, meta = execute(to_dict(cfg), compile)
+                    store.save(cfg, pd.DataFrame(columns), {**meta, "git": commit})
+                except Exception as e:  # noqa: BLE001 - reported with its config, the sweep goes on
+                    failures.append((cfg, f"{type(e).__name__}: {e}"))
+                bar.update(1)
+        else:
+            failures = _run_on_dask(store, todo, workers, scheduler, compile, commit, bar)
+        bar.close()
+    for cfg, err in failures:
+        print(f"run {run_key(cfg)} failed: {err}\n  config: {canonical_json(cfg)}", file=sys.stderr)
+    if failures and not allow_failures:
+        raise SweepFailed(f"{len(failures)} of {len(todo)} runs failed (first: {failures[0][1]}); "
+                          "the other runs are stored, re-running the sweep retries only what is missing")
+    loaded = {k: store.load(k) for k in set(keys) if store.has(k)}
+    return Sweep([loaded.get(k) for k in keys], failures)
+
+
+def _run_on_dask(store: Store, todo: dict[str, RunConfig], workers: int, scheduler: str | None,
+                 compile: bool | None, commit: str | None, bar) -> list[tuple[RunConfig, str]]:
+    from distributed import as_completed
+
+    failures: list[tuple[RunConfig, str]] = []
+    client, cluster = _client(workers, scheduler)
+    try:
+        futures = {client.submit(execute, to_dict(cfg), compile, key=f"critwin-{key}", pure=False): key
+                   for key, cfg in todo.items()}
+        for fut in as_completed(futures):
+            key = futures[fut]
+            try:
+                columns, meta = fut.result()
+                store.save(todo[key], pd.DataFrame(columns), {**meta, "git": commit})
+            except Exception as e:  # noqa: BLE001 - a failed run is reported, the sweep goes on
+                failures.append((todo[key], f"{type(e).__name__}: {e}"))
+            bar.update(1)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return failures
+
+
+def _print_estimate(store: Store, todo: list[RunConfig], total: int, workers: int, scheduler: str | None) -> None:
+    seconds = sum(store.ms_per_step(c.train.batch_size, c.model.n_layer) * c.train.steps / 1000 for c in todo)
+    lanes = max(1, workers) if not scheduler else None
+    where = f"{lanes} worker{'s' * (lanes != 1)}" if lanes else f"cluster {scheduler}"
+    wall = f"~{seconds / lanes / 60:.1f} min" if lanes else f"~{seconds / 60:.1f} worker-min"
+    print(f"sweep: {total} runs, {total - len(todo)} stored, {len(todo)} to train on {where}: {wall} (estimate)",
+          file=sys.stderr)
+
+
+# -------------------------------------------------------------------------------------- frames
+def frame(results: Sequence[Result | None], labels: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Long frame of all histories, each row tagged with its run's labels and key."""
+    parts = [r.history.assign(key=r.key, **lab) for r, lab in zip(results, labels, strict=True) if r is not None]
+    return pd.concat(parts, ignore_index=True)
+
+
+def summaries(results: Sequence[Result | None], labels: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """One row per run: its labels and `metrics.summarize` of its history."""
+    rows = [{**lab, "key": r.key, **r.summary} for r, lab in zip(results, labels, strict=True) if r is not None]
+    return pd.DataFrame(rows)

@@ -1,0 +1,96 @@
+"""Execute the claim notebooks with papermill, for the book and for `make reproduce`.
+
+    python -m critwin_lib.notebooks run [--profile P] [--out DIR] [--no-train] [-p NAME VALUE]... NB...
+
+Each executed copy goes to `--out` (default `book/claims/`), rendered for the offline book (charts
+load the vendored scripts). A notebook that raises stops the command with one line naming the
+notebook and the error, e.g. a bad parameter:
+`c01_critical_window: ConfigError: window_start_frac: ... ends after the run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOKS = REPO / "notebooks"
+CLAIMS_OUT = REPO / "book" / "claims"
+VENDOR = "_static/vendor"  # inside the built site
+
+
+def claim_notebooks() -> list[Path]:
+    """The committed claim notebooks, in book order."""
+    return sorted(NOTEBOOKS.glob("c[0-9][0-9]_*.ipynb"))
+
+
+def vendor_base(out_dir: Path) -> str:
+    """Relative URL from a page built from `out_dir` to the vendored scripts of the built site
+    (outside the repository, e.g. in tests, as if it were book/claims/)."""
+    try:
+        depth = len(out_dir.resolve().relative_to(REPO).parts)
+    except ValueError:
+        depth = 2
+    return "../" * depth + VENDOR
+
+
+def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, Any] | None = None,
+            log_output: bool = True) -> Path:
+    """Run one notebook with papermill into out_dir; raise papermill's error if a cell fails."""
+    import papermill as pm
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["CRITWIN_ALTAIR_MODE"] = "vendored"
+    os.environ["CRITWIN_VENDOR_BASE"] = vendor_base(out_dir)
+    out = out_dir / notebook.name
+    pm.execute_notebook(str(notebook), str(out), parameters=parameters or {}, cwd=str(notebook.parent),
+                        kernel_name="python3", progress_bar=False,
+                        stdout_file=sys.stdout if log_output else None,
+                        stderr_file=sys.stderr if log_output else None)
+    return out
+
+
+def one_line_error(notebook: Path, err: BaseException) -> str:
+    """`name: ErrorType: message` on one line (papermill's execution errors carry the kernel's)."""
+    ename = getattr(err, "ename", type(err).__name__)
+    evalue = str(getattr(err, "evalue", err)).strip().splitlines()
+    return f"{notebook.stem}: {ename}: {evalue[0] if evalue else ''}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m critwin_lib.notebooks", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="execute claim notebooks")
+    r.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/cNN_*.ipynb")
+    r.add_argument("--profile", default=None, help="smoke | quick | paper (default: the notebook's own)")
+    r.add_argument("--out", type=Path, default=CLAIMS_OUT)
+    r.add_argument("--no-train", action="store_true", help="use stored results only; fail if any run is missing")
+    r.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="set a parameter (YAML value)")
+    r.add_argument("--quiet", action="store_true", help="do not echo the notebooks' output")
+    args = ap.parse_args(argv)
+
+    params: dict[str, Any] = {name: yaml.safe_load(value) for name, value in args.p}
+    if args.profile:
+        params["profile"] = args.profile
+    if args.no_train:
+        params["train_missing"] = False
+    from papermill.exceptions import PapermillExecutionError
+
+    for nb in args.notebooks or claim_notebooks():
+        print(f"== {nb.stem} {params}", file=sys.stderr, flush=True)
+        try:
+            execute(nb, args.out, params, log_output=not args.quiet)
+        except PapermillExecutionError as e:
+            print(f"error: {one_line_error(nb, e)}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Altair charts with one style and one colour map, and the offline renderer the book uses.
+
+`setup()` enables the theme; with `CRITWIN_ALTAIR_MODE=vendored` (set by the book build) charts load
+vega / vega-lite / vega-embed from the book's own `_static/vendor` folder instead of a CDN, so the
+built site fetches nothing from the internet. In Jupyter, Altair's default renderer is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from critwin_lib.config import WDSchedule
+from critwin_lib.schedules import wd_values
+
+WIDTH, HEIGHT = 620, 280
+FONT = "Helvetica Neue, Helvetica, Arial, sans-serif"
+
+# One colour per condition across the whole book.
+COLORS: dict[str, str] = {
+    "none": "#7f7f7f",
+    "full, equal budget": "#1f77b4",
+    "full, equal λ": "#17becf",
+    "window": "#d62728",
+    "early": "#ff7f0e",
+    "mid": "#d62728",
+    "late": "#9467bd",
+    "train": "#2ca02c",
+    "test_id": "#8c564b",
+    "test_ood": "#d62728",
+}
+_FALLBACK = ["#e377c2", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#843c39"]
+
+
+def color_scale(domain: list[str]) -> alt.Scale:
+    extra = iter(_FALLBACK)
+    return alt.Scale(domain=domain, range=[COLORS.get(d) or next(extra) for d in domain])
+
+
+# ------------------------------------------------------------------------------------- renderer
+_TEMPLATE = """<div id="{div}"></div>
+<script type="text/javascript">
+(function (spec, opt) {{
+  var el = document.getElementById("{div}"), base = "{base}";
+  function show(embed) {{ embed(el, spec, opt).catch(function (e) {{ el.textContent = "chart error: " + e; }}); }}
+  if (typeof define === "function" && define.amd) {{
+    require.config({{paths: {{"vega": base + "/vega.min", "vega-lite": base + "/vega-lite.min",
+                              "vega-embed": base + "/vega-embed.min"}}}});
+    require(["vega-embed"], show);
+    return;
+  }}
+  if (!window.critwinVega) {{
+    window.critwinVega = ["vega.min.js", "vega-lite.min.js", "vega-embed.min.js"].reduce(function (p, f) {{
+      return p.then(function () {{ return new Promise(function (ok, fail) {{
+        var s = document.createElement("script");
+        s.src = base + "/" + f; s.onload = ok; s.onerror = function () {{ fail("cannot load " + s.src); }};
+        document.head.appendChild(s);
+      }}); }});
+    }}, Promise.resolve());
+  }}
+  window.critwinVega.then(function () {{ show(window.vegaEmbed); }},
+                          function (e) {{ el.textContent = "chart error: " + e; }});
+}})({spec}, {opt});
+</script>"""
+
+
+def _vendored_renderer(spec: dict[str, Any], **_: Any) -> dict[str, str]:
+    base = os.environ.get("CRITWIN_VENDOR_BASE", "../../_static/vendor")
+    html = _TEMPLATE.format(div=f"critwin-{uuid.uuid4().hex[:12]}", base=base, spec=json.dumps(spec),
+                            opt=json.dumps({"mode": "vega-lite", "actions": False}))
+    return {"text/html": html}
+
+
+def setup() -> None:
+    """Enable the critwin theme, and the offline renderer when building the book."""
+    alt.renderers.register("critwin-vendored", _vendored_renderer)
+    if os.environ.get("CRITWIN_ALTAIR_MODE") == "vendored":
+        alt.renderers.enable("critwin-vendored")
+    alt.theme.enable("critwin")
+
+
+@alt.theme.register("critwin", enable=False)
+def _theme() -> alt.theme.ThemeConfig:
+    return {
+        "config": {
+            "view": {"continuousWidth": WIDTH, "continuousHeight": HEIGHT, "stroke": None},
+            "font": FONT,
+            "axis": {"labelFontSize": 12, "titleFontSize": 13, "grid": True, "gridOpacity": 0.4},
+            "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "right"},
+            "title": {"fontSize": 15, "anchor": "start"},
+        }
+    }
+
+
+# --------------------------------------------------------------------------------------- charts
+def schedule_frame(schedules: dict[str, WDSchedule], steps: int, extra: dict[str, dict] | None = None
+                   ) -> pd.DataFrame:
+    """λ(t) of each named schedule as step-function points (one at every change, plus the ends)."""
+    rows = []
+    for name, sched in schedules.items():
+        lam = wd_values(sched, steps)
+        change = np.flatnonzero(np.diff(lam)) + 1
+        for t in [0, *change.tolist(), steps]:
+            rows.append({"condition": name, "step": int(t), "lambda": float(lam[min(t, steps - 1)]),
+                         **(extra or {}).get(name, {})})
+    return pd.DataFrame(rows)
+
+
+def _curve_layers(data: pd.DataFrame, domain: list[str], y_title: str) -> alt.LayerChart:
+    base = alt.Chart(data).encode(
+        x=alt.X("step:Q", title="training step"),
+        color=alt.Color("condition:N", scale=color_scale(domain), title="weight decay"),
+    )
+    band = base.mark_area(opacity=0.18).encode(y=alt.Y("lo:Q", title=y_title, scale=alt.Scale(domain=[0, 1])),
+                                               y2="hi:Q")
+    line = base.mark_line(strokeWidth=2).encode(
+        y="mean:Q",
+        tooltip=["condition:N", "step:Q", alt.Tooltip("mean:Q", format=".3f"),
+                 alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f"), "n:Q"],
+    )
+    return band + line
+
+
+def curves_chart(curves: pd.DataFrame, title: str, y_title: str = "OOD accuracy (4,3)") -> alt.LayerChart:
+    """Mean over seeds (line) and bootstrap interval (band) per condition and step.
+    `curves` has columns condition, step, mean, lo, hi, n (see `stats.mean_ci`)."""
+    domain = list(dict.fromkeys(curves["condition"]))
+    return _curve_layers(curves, domain, y_title).properties(title=title)
+
+
+def window_slider_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: str, default_start: float | None = None,
+                        y_title: str = "OOD accuracy (4,3)", slider_name: str = "window start (step) "
+                        ) -> alt.VConcatChart:
+    """Curves of reference conditions (window_start NaN) always; windowed runs only for the window
+    start picked with a slider. Below: λ(t) of what is shown. Works in a static page (no kernel)."""
+    starts = sorted(curves["window_start"].dropna().unique().tolist())
+    step = float(np.min(np.diff(starts))) if len(starts) > 1 else 1.0
+    default = default_start if default_start is not None else (starts[len(starts) // 2] if starts else 0)
+    pick = alt.param(name="window_start_pick", value=default,
+                     bind=alt.binding_range(min=min(starts, default=0), max=max(starts, default=0), step=step,
+                                            name=slider_name))
+    shown = "!isValid(datum.window_start) || datum.window_start == window_start_pick"
+    domain = list(dict.fromkeys(curves["condition"]))
+    top = _curve_layers(curves, domain, y_title).transform_filter(shown).properties(title=title)
+    bottom = alt.Chart(schedules).mark_line(interpolate="step-after", strokeWidth=2).encode(
+        x=alt.X("step:Q", title="training step"),
+        y=alt.Y("lambda:Q", title="weight decay λ(t)"),
+        color=alt.Color("condition:N", scale=color_scale(domain), legend=None),
+        strokeDash=alt.StrokeDash("condition:N", legend=None),
+    ).transform_filter(shown).properties(height=110)
+    return alt.vconcat(top, bottom).add_params(pick).resolve_scale(color="shared")

@@ -1,0 +1,105 @@
+"""The one training loop: AdamW with λ(t) written into the optimizer every step, evals into a history.
+
+Seeding: the model init draws from a torch generator seeded with `train.seed`, the batch order from
+a numpy generator seeded with (`train.seed`, 1); the data come from the task's own seed. On the CPU
+the same config gives the same history, bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from critwin_lib.config import RunConfig
+from critwin_lib.metrics import evaluate
+from critwin_lib.model import TinyTransformer, decay_groups
+from critwin_lib.schedules import apply_hyperparams, lr_at, wd_at
+from critwin_lib.tasks import TaskData, make_task
+
+
+def build_model(cfg: RunConfig, dtype: torch.dtype = torch.float32) -> TinyTransformer:
+    gen = torch.Generator().manual_seed(cfg.train.seed)
+    return TinyTransformer(cfg.model, generator=gen).to(dtype)
+
+
+def build_optimizer(model: torch.nn.Module, cfg: RunConfig) -> torch.optim.Optimizer:
+    decayed, plain = decay_groups(model, cfg.train.wd_params)
+    groups = [{"params": decayed, "decay": True}] + ([{"params": plain, "decay": False}] if plain else [])
+    t = cfg.train
+    return torch.optim.AdamW(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, weight_decay=0.0, fused=True)
+
+
+def batches(n: int, batch_size: int, seed: int):
+    """Indices of successive minibatches: a fresh random permutation every epoch."""
+    rng = np.random.default_rng([seed, 1])
+    while True:
+        perm = rng.permutation(n)
+        for i in range(0, n - batch_size + 1, batch_size):
+            yield torch.from_numpy(perm[i:i + batch_size])
+
+
+def last_position_loss(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of the answer at the last position (the only position the task scores)."""
+    return F.cross_entropy(model(x, last_only=True)[:, -1], y)
+
+
+COMPILE_MIN_STEPS = 1000  # compiling costs seconds to a minute; it pays only for longer runs
+
+
+def loss_function(compile: bool | None, steps: int):
+    """The per-step loss, compiled with inductor when asked (None: when the run is long enough).
+    Same mathematics either way; compiling fuses the small attention and GELU ops."""
+    if compile is None:
+        compile = steps >= COMPILE_MIN_STEPS
+    if not compile:
+        return last_position_loss
+    torch._dynamo.reset()  # a fresh model per run: start from clean guards, not the recompile limit
+    return torch.compile(last_position_loss)
+
+
+def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
+          dtype: torch.dtype = torch.float32, compile: bool | None = False) -> pd.DataFrame:
+    """Train one run; return its history, one row per evaluated step (0, eval_every, ..., steps).
+
+    `compile` (execution detail, not part of the config): compile the loss with torch.compile;
+    None decides by run length.
+    """
+    t = cfg.train
+    task = task if task is not None else make_task(cfg.task)
+    model = build_model(cfg, dtype)
+    opt = build_optimizer(model, cfg)
+    loss_fn = loss_function(compile, t.steps)
+    x_train = torch.from_numpy(task.train_inputs)
+    y_train = torch.from_numpy(task.train_targets)
+    evals = {name: (torch.from_numpy(s.inputs), torch.from_numpy(s.targets)) for name, s in task.splits.items()}
+    order = batches(len(x_train), min(t.batch_size, len(x_train)), t.seed)
+
+    rows: list[dict[str, float]] = []
+    loss_sum, loss_n = 0.0, 0
+    bar = tqdm(total=t.steps, desc="train", leave=False, disable=not progress)
+    for step in range(t.steps + 1):
+        if step % t.eval_every == 0 or step == t.steps:
+            row = {"step": step, "lr": lr_at(t, min(step, t.steps - 1)), "wd": wd_at(cfg.wd, min(step, t.steps - 1)),
+                   "loss/batch": loss_sum / loss_n if loss_n else float("nan")}
+            row.update(evaluate(model, task, evals))
+            rows.append(row)
+            loss_sum, loss_n = 0.0, 0
+            bar.set_postfix(ood=f"{row['acc/test_ood']:.2f}", train=f"{row['acc/train']:.2f}")
+        if step == t.steps:
+            break
+        apply_hyperparams(opt, lr_at(t, step), wd_at(cfg.wd, step))
+        idx = next(order)
+        loss = loss_fn(model, x_train[idx], y_train[idx])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if t.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
+        opt.step()
+        loss_sum += loss.item()
+        loss_n += 1
+        bar.update(1)
+    bar.close()
+    return pd.DataFrame(rows)
