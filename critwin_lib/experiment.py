@@ -189,7 +189,7 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
           allow_failures: bool = False, progress: bool = True) -> Sweep:
     """Make sure every config has a stored result, training the missing ones in parallel.
 
-    workers: Dask worker processes of the local cluster (None: one per core; 0: train here, serially).
+    workers: Dask worker processes of the local cluster (None or -1: one per core; 0: train here, serially).
     scheduler: address of an existing Dask scheduler (default `$CRITWIN_SCHEDULER`), instead of a local one.
     Raises `MissingResults` before any training when runs are missing and `train_missing` is False,
     and `SweepFailed` at the end when a run raised (the others are stored) unless `allow_failures`.
@@ -198,7 +198,7 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
     keys = [run_key(c) for c in cfgs]
     todo = {k: c for k, c in zip(keys, cfgs, strict=True) if not store.has(k)}
     scheduler = scheduler or os.environ.get("CRITWIN_SCHEDULER") or None
-    workers = (os.cpu_count() or 1) if workers is None else workers
+    workers = (os.cpu_count() or 1) if workers is None or workers < 0 else workers
     if todo and not train_missing:
         raise MissingResults(f"{len(todo)} of {len(set(keys))} runs are not in {store.runs}; "
                              f"run `make reproduce` to train them")
@@ -209,7 +209,7 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
         bar = tqdm(total=len(todo), desc="runs", unit="run", disable=not progress, file=sys.stderr,
                    mininterval=5)
         if workers == 0 and not scheduler:
-            for key, cfg in todo.items():
+            for cfg in todo.values():
                 try:
                     columns, meta = execute(to_dict(cfg), compile)
                     store.save(cfg, pd.DataFrame(columns), {**meta, "git": commit})

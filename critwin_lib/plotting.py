@@ -19,7 +19,7 @@ import pandas as pd
 from critwin_lib.config import WDSchedule
 from critwin_lib.schedules import wd_values
 
-WIDTH, HEIGHT = 620, 280
+WIDTH, HEIGHT = 560, 260
 FONT = "Helvetica Neue, Helvetica, Arial, sans-serif"
 
 # One colour per condition across the whole book.
@@ -92,7 +92,8 @@ def _theme() -> alt.theme.ThemeConfig:
             "view": {"continuousWidth": WIDTH, "continuousHeight": HEIGHT, "stroke": None},
             "font": FONT,
             "axis": {"labelFontSize": 12, "titleFontSize": 13, "grid": True, "gridOpacity": 0.4},
-            "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "right"},
+            "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "top", "direction": "horizontal",
+                       "symbolOpacity": 1, "symbolType": "stroke", "symbolStrokeWidth": 3},
             "title": {"fontSize": 15, "anchor": "start"},
         }
     }
@@ -110,6 +111,19 @@ def schedule_frame(schedules: dict[str, WDSchedule], steps: int, extra: dict[str
             rows.append({"condition": name, "step": int(t), "lambda": float(lam[min(t, steps - 1)]),
                          **(extra or {}).get(name, {})})
     return pd.DataFrame(rows)
+
+
+def _window_spans(schedules: pd.DataFrame) -> pd.DataFrame:
+    """[start, end) of the decay window of each windowed schedule in a `schedule_frame`."""
+    rows = []
+    for ws, g in schedules.dropna(subset=["window_start"]).groupby("window_start"):
+        g = g.sort_values("step")
+        on = g.loc[g["lambda"] > 0, "step"]
+        if len(on):
+            after = g.loc[(g["step"] > on.iloc[0]) & (g["lambda"] == 0), "step"]
+            end = after.iloc[0] if len(after) else g["step"].max()
+            rows.append({"window_start": ws, "start": on.iloc[0], "end": end})
+    return pd.DataFrame(rows, columns=["window_start", "start", "end"])
 
 
 def _curve_layers(data: pd.DataFrame, domain: list[str], y_title: str) -> alt.LayerChart:
@@ -147,11 +161,14 @@ def window_slider_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: st
                                             name=slider_name))
     shown = "!isValid(datum.window_start) || datum.window_start == window_start_pick"
     domain = list(dict.fromkeys(curves["condition"]))
-    top = _curve_layers(curves, domain, y_title).transform_filter(shown).properties(title=title)
+    spans = _window_spans(schedules)
+    shade = alt.Chart(spans).mark_rect(color=COLORS["window"], opacity=0.08).encode(
+        x="start:Q", x2="end:Q").transform_filter("datum.window_start == window_start_pick")
+    top = (shade + _curve_layers(curves, domain, y_title).transform_filter(shown)).properties(title=title)
     bottom = alt.Chart(schedules).mark_line(interpolate="step-after", strokeWidth=2).encode(
         x=alt.X("step:Q", title="training step"),
         y=alt.Y("lambda:Q", title="weight decay λ(t)"),
-        color=alt.Color("condition:N", scale=color_scale(domain), legend=None),
+        color=alt.Color("condition:N", scale=color_scale(domain), title="weight decay"),
         strokeDash=alt.StrokeDash("condition:N", legend=None),
     ).transform_filter(shown).properties(height=110)
     return alt.vconcat(top, bottom).add_params(pick).resolve_scale(color="shared")

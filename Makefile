@@ -1,0 +1,53 @@
+# critwin: `make reproduce` trains what is missing and builds the book; `make test` runs the whole suite.
+# Every target bootstraps .venv from requirements.txt on a fresh machine.
+PROFILE   ?= quick
+SCHEDULER ?=
+PYTHON    ?= python3
+VENV      := .venv
+PY        := $(VENV)/bin/python
+STAMP     := $(VENV)/.installed
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+export CRITWIN_SCHEDULER := $(SCHEDULER)
+# smoke runs are plumbing only: keep them out of the shipped results/
+RESULTS   := $(if $(filter smoke,$(PROFILE)),-p results_dir ../_build/results-smoke,)
+
+.PHONY: reproduce book html test lint unit clean chromium venv
+
+venv: $(STAMP)
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt
+	$(PY) -m pip install --disable-pip-version-check -q --no-deps -e .
+	touch $@
+
+## reproduce: execute every claim notebook at PROFILE (training only missing runs), then build the book
+reproduce: $(STAMP)
+	$(PY) -m critwin_lib.notebooks run --profile $(PROFILE) $(RESULTS)
+	$(MAKE) html
+
+## book: build the book from the shipped results only (no training; fails if a run is missing)
+book: $(STAMP)
+	$(PY) -m critwin_lib.notebooks run --profile $(PROFILE) $(RESULTS) --no-train --quiet
+	$(MAKE) html
+
+html: $(STAMP)
+	$(VENV)/bin/jupyter-book build . --warningiserror --nitpick --keep-going
+	@echo "book: $(CURDIR)/_build/html/index.html"
+
+## test: ruff, unit tests, every notebook at smoke, the book build and a headless-Chromium check
+test: $(STAMP) chromium
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+unit: $(STAMP)
+	$(PY) -m pytest -m "not slow"
+
+chromium:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  ($(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-driver)
+
+clean:
+	rm -rf _build book/claims

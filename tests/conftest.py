@@ -1,0 +1,48 @@
+"""Shared fixtures: tiny configs, and the smoke-profile execution of every claim notebook (done once)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from critwin_lib import config
+
+REPO = Path(__file__).resolve().parent.parent
+torch.set_num_threads(1)
+
+
+@pytest.fixture
+def tiny_cfg() -> config.RunConfig:
+    """A run of a few seconds: small data, few steps."""
+    return config.RunConfig(
+        task=config.AnchorTask(n_train_per_pair=32, n_eval=32),
+        model=config.ModelConfig(init_gamma=2.0),
+        train=config.TrainConfig(steps=12, batch_size=16, lr=1e-3, warmup_steps=2, eval_every=4),
+        wd=config.WDSchedule.window(4, 4, 0.5),
+    )
+
+
+@pytest.fixture(scope="session")
+def smoke_site(tmp_path_factory) -> Path:
+    """Every claim notebook executed at the smoke profile into a copy of the book, which is then built
+    exactly as `make html` builds the real one. Returns the copy's root."""
+    from critwin_lib.notebooks import claim_notebooks, execute
+
+    root = tmp_path_factory.mktemp("site")
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(REPO / name, root / name)
+    shutil.copytree(REPO / "book", root / "book", ignore=shutil.ignore_patterns("claims", "_build"))
+    results = root / "results"
+    for nb in claim_notebooks():
+        execute(nb, root / "book" / "claims", {"profile": "smoke", "results_dir": str(results), "workers": 0},
+                log_output=False)
+    jb = Path(sys.executable).parent / "jupyter-book"
+    build = subprocess.run([str(jb), "build", str(root), "--warningiserror", "--nitpick", "--keep-going"],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+    return root

@@ -1,0 +1,124 @@
+"""The built book: offline by construction, and its chart pages really draw in a browser.
+
+The site is the smoke-profile build of `conftest.smoke_site`. The browser check opens the C1 page in
+Debian's headless Chromium with every host but 127.0.0.1 unresolvable, and records every request.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import shutil
+import threading
+import time
+from urllib.parse import urlparse
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+EXTERNAL = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*["'](?:https?:)?//""", re.I)
+
+
+def test_book_pages_exist_and_reference_no_external_script(smoke_site):
+    html = smoke_site / "_build" / "html"
+    pages = sorted(html.rglob("*.html"))
+    names = {p.relative_to(html).as_posix() for p in pages}
+    assert {"index.html", "book/intro.html", "book/setup.html", "book/claims/c01_critical_window.html"} <= names
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert not EXTERNAL.search(text), f"{page.name}: {EXTERNAL.search(text).group(0)}"
+        assert "cdn.jsdelivr.net" not in text and "cdnjs.cloudflare.com" not in text, page.name
+    assert (html / "_static" / "vendor" / "vega.min.js").is_file()
+
+
+def test_intro_quotes_glued_numbers(smoke_site):
+    text = (smoke_site / "_build" / "html" / "book" / "intro.html").read_text(encoding="utf-8")
+    row = re.search(r"<tr[^>]*>\s*<td[^>]*><p><a[^>]*>.*?C1.*?</tr>", text, re.S)
+    assert row, "no C1 row"
+    cells = re.sub(r"<[^>]+>", "", row.group(0))
+    assert re.search(r"window \d\.\d\d \[\d\.\d\d, \d\.\d\d\] vs full \d\.\d\d", cells), cells
+    assert re.search(r"(not |partly )?reproduced", cells), cells
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(smoke_site):
+    handler = functools.partial(_Quiet, directory=str(smoke_site / "_build" / "html"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver, "Debian's chromium and chromium-driver are needed (make chromium installs them)"
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
+                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--window-size=1280,2000"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+    yield drv
+    drv.quit()
+
+
+def requested_urls(drv) -> list[str]:
+    import json
+
+    urls = []
+    for entry in drv.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            urls.append(msg["params"]["request"]["url"])
+    return urls
+
+
+def wait_for(drv, script: str, timeout: float = 30.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        value = drv.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.25)
+    pytest.fail(f"timed out waiting for: {script}")
+
+
+def test_c1_page_draws_its_chart_and_slider_offline(served, browser):
+    browser.get(f"{served}/book/claims/c01_critical_window.html")
+    wait_for(browser, "return document.querySelector('.vega-embed canvas, .vega-embed svg') !== null")
+    slider = wait_for(browser, "return document.querySelector('.vega-bindings input[type=range]')")
+    assert "window start" in browser.execute_script(
+        "return document.querySelector('.vega-bindings').textContent")
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE" and "chart error" in e["message"]]
+    assert not errors, errors
+    assert "chart error" not in browser.find_element("css selector", ".vega-embed").text
+
+    drawing = ("const v = document.querySelector('.vega-embed canvas, .vega-embed svg');"
+               "return v.tagName === 'CANVAS' ? v.toDataURL() : v.outerHTML;")
+    before = browser.execute_script(drawing)
+    browser.execute_script(
+        "const s = arguments[0]; s.value = s.min; s.dispatchEvent(new Event('input', {bubbles: true}));", slider)
+    time.sleep(1.0)
+    after = browser.execute_script(drawing)
+    assert before != after, "moving the window-start slider did not redraw the chart"
+
+    local = urlparse(served).netloc
+    urls = [u for u in requested_urls(browser) if urlparse(u).scheme in ("http", "https", "ws", "wss", "ftp")]
+    assert any(u.endswith("/_static/vendor/vega.min.js") for u in urls), urls  # the log sees the page's requests
+    outside = [u for u in urls if urlparse(u).netloc != local]
+    assert outside == [], outside
+

@@ -1,0 +1,105 @@
+import dataclasses
+import json
+
+import pandas as pd
+import pytest
+
+from critwin_lib import config, experiment
+from critwin_lib.experiment import MissingResults, Store, run_key
+
+
+def test_key_is_stable_for_a_fixed_config():
+    # Changes only when the canonical config format or RESULTS_VERSION changes (then bump results).
+    assert run_key(config.RunConfig()) == "4b4aaea02fb1"
+
+
+def every_field_changed(cfg: config.RunConfig):
+    changes = {
+        "task": {"variant": "A", "n_train_per_pair": 7, "n_eval": 9, "data_seed": 5},
+        "model": {"n_layer": 4, "d_model": 32, "n_head": 4, "d_mlp": 128, "max_pos": 12, "init_gamma": 1.5,
+                  "init_sigma0": 0.2, "init_mode": "exponent"},
+        "train": {"steps": 999, "batch_size": 7, "lr": 1e-2, "warmup_steps": 3, "beta1": 0.8, "beta2": 0.99,
+                  "eps": 1e-6, "grad_clip": 0.5, "eval_every": 3, "wd_params": "matrices", "seed": 4},
+        "wd": {"base": 0.1, "windows": ((0, 5, 1.0),)},  # noqa: E501
+    }
+    for section, fields in changes.items():
+        names = {f.name for f in dataclasses.fields(getattr(cfg, section))} - {"name", "optimizer", "vocab_size"}
+        assert names == set(fields), f"update this test for new fields of {section}"
+        for name, value in fields.items():
+            yield f"{section}.{name}", config.replace(cfg, **{f"{section}.{name}": value})
+
+
+def test_key_changes_with_every_field():
+    base = config.RunConfig()
+    keys = {run_key(base)}
+    for field, cfg in every_field_changed(base):
+        k = run_key(cfg)
+        assert k not in keys, field
+        keys.add(k)
+
+
+def test_run_trains_once_then_loads(tmp_path, tiny_cfg, monkeypatch):
+    first = experiment.run(tiny_cfg, tmp_path)
+    assert Store(tmp_path).has(first.key)
+    assert set(p.name for p in (tmp_path / "runs" / first.key).iterdir()) == {"config.json", "history.parquet",
+                                                                               "meta.json"}
+    monkeypatch.setattr(experiment, "execute", lambda *a, **k: pytest.fail("trained again"))
+    again = experiment.run(tiny_cfg, tmp_path)
+    pd.testing.assert_frame_equal(first.history, again.history)
+    assert again.config == tiny_cfg
+    meta = json.loads((tmp_path / "runs" / first.key / "meta.json").read_text())
+    assert {"wall_s", "torch", "git", "results_version", "key"} <= set(meta)
+
+
+def test_an_interrupted_run_leaves_no_entry(tmp_path, tiny_cfg, monkeypatch):
+    import critwin_lib.train as train_mod
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_mod, "train", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        experiment.run(tiny_cfg, tmp_path)
+    assert Store(tmp_path).keys() == []
+
+
+def test_a_crash_while_writing_leaves_no_entry(tmp_path, tiny_cfg, monkeypatch):
+    columns, meta = experiment.execute(config.to_dict(tiny_cfg))
+
+    def broken(self, *a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", broken)
+    with pytest.raises(OSError):
+        Store(tmp_path).save(tiny_cfg, pd.DataFrame(columns), meta)
+    assert Store(tmp_path).keys() == [] and list((tmp_path / "runs").iterdir()) == []
+
+
+def test_sweep_serial_and_no_training_mode(tmp_path, tiny_cfg):
+    cfgs = [config.replace(tiny_cfg, **{"train.seed": s}) for s in range(2)]
+    with pytest.raises(MissingResults, match="2 of 2 runs"):
+        experiment.sweep(cfgs, tmp_path, train_missing=False)
+    out = experiment.sweep(cfgs + cfgs[:1], tmp_path, workers=0, progress=False)
+    assert [r.config for r in out.results] == cfgs + cfgs[:1] and out.failures == []
+    again = experiment.sweep(cfgs, tmp_path, train_missing=False)
+    assert [r.key for r in again.results] == [run_key(c) for c in cfgs]
+    labels = [{"seed": s} for s in range(2)]
+    assert len(experiment.frame(again.results, labels)) == 2 * 4
+    assert list(experiment.summaries(again.results, labels)["seed"]) == [0, 1]
+
+
+def test_sweep_reports_a_failed_run_and_keeps_the_others(tmp_path, tiny_cfg, monkeypatch):
+    real = experiment.execute
+
+    def flaky(cfg_dict, compile=None):
+        if cfg_dict["train"]["seed"] == 1:
+            raise RuntimeError("boom")
+        return real(cfg_dict, compile)
+
+    monkeypatch.setattr(experiment, "execute", flaky)
+    cfgs = [config.replace(tiny_cfg, **{"train.seed": s}) for s in range(3)]
+    with pytest.raises(experiment.SweepFailed, match="1 of 3 runs failed"):
+        experiment.sweep(cfgs, tmp_path, workers=0, progress=False)
+    out = experiment.sweep(cfgs, tmp_path, workers=0, progress=False, allow_failures=True)
+    assert out.results[1] is None and out.results[0] is not None and "boom" in out.failures[0][1]
+    assert len(Store(tmp_path).keys()) == 2

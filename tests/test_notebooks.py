@@ -1,0 +1,71 @@
+"""Claim notebooks: committed clean, executable at the smoke profile, and strict about bad parameters."""
+
+import json
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from critwin_lib.notebooks import claim_notebooks
+
+from .conftest import REPO
+
+NOTEBOOKS = claim_notebooks()
+
+
+def test_there_are_claim_notebooks():
+    assert [nb.stem for nb in NOTEBOOKS][:1] == ["c01_critical_window"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_committed_notebook_has_no_outputs_and_one_parameters_cell(path):
+    nb = nbformat.read(path, as_version=4)
+    tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
+    assert "widgets" not in nb.metadata
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_at_smoke_and_glues_a_verdict(smoke_site, path):
+    nb = nbformat.read(smoke_site / "book" / "claims" / path.name, as_version=4)
+    assert nb.metadata["papermill"]["parameters"]["profile"] == "smoke"
+    glued = {}
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                pytest.fail(f"{path.stem}: {out['ename']}: {out['evalue']}")
+            meta = out.get("metadata", {}).get("scrapbook", {})
+            if meta:
+                glued[meta["name"]] = out["data"]
+    prefix = path.stem.split("_")[0]
+    assert f"{prefix}_verdict" in glued
+    verdict = json.loads(json.dumps(glued[f"{prefix}_verdict"]))
+    text = next(iter(verdict.values()))
+    assert text.strip("'\"") in {"reproduced", "partly reproduced", "not reproduced"}
+
+
+@pytest.mark.slow
+def test_a_bad_parameter_fails_at_once_with_one_line_naming_it(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "critwin_lib.notebooks", "run", "--quiet", "--profile", "smoke",
+         "--out", str(tmp_path / "out"), "-p", "results_dir", str(tmp_path / "results"),
+         "-p", "window_start_frac", "0.9", str(REPO / "notebooks" / "c01_critical_window.ipynb")],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: c01_critical_window: ConfigError: window_start_frac:"), last
+    assert "ends after the run" in last
+    assert not (tmp_path / "results").exists()  # failed before any training
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_shipped_quick_results_are_complete(tmp_path, path):
+    # `make book`: every run a notebook needs at the quick profile is in results/, so nothing is trained.
+    from critwin_lib.notebooks import execute
+
+    out = execute(path, tmp_path, {"profile": "quick", "train_missing": False}, log_output=False)
+    assert nbformat.read(out, as_version=4).metadata["papermill"]["exception"] is None

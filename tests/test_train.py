@@ -1,0 +1,40 @@
+import pandas as pd
+import torch
+
+from critwin_lib import config
+from critwin_lib.train import train
+
+
+def test_same_seed_gives_an_identical_history(tiny_cfg):
+    a, b = train(tiny_cfg), train(tiny_cfg)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    c = train(config.replace(tiny_cfg, **{"train.seed": 1}))
+    assert not a["loss/train"].equals(c["loss/train"])
+
+
+def test_history_rows_and_logged_schedule(tiny_cfg):
+    h = train(tiny_cfg)
+    assert h["step"].tolist() == [0, 4, 8, 12]
+    assert h["wd"].tolist() == [0.0, 0.5, 0.0, 0.0]  # window [4, 8)
+    for col in ("acc/train", "acc/test_id", "acc/test_ood", "loss/test_ood", "trained_shift/test_ood", "param_norm"):
+        assert h[col].notna().all(), col
+
+
+def test_training_lowers_the_loss():
+    cfg = config.RunConfig(task=config.AnchorTask(n_train_per_pair=64, n_eval=64),
+                           model=config.ModelConfig(init_gamma=1.0),
+                           train=config.TrainConfig(steps=60, batch_size=64, lr=3e-3, warmup_steps=5, eval_every=30))
+    h = train(cfg)
+    assert h["loss/train"].iloc[-1] < 0.8 * h["loss/train"].iloc[0]
+
+
+def test_weight_decay_shrinks_the_weights(tiny_cfg):
+    strong = config.replace(tiny_cfg, **{"wd.base": 0.0, "wd.windows": ((0, 12, 20.0),)})
+    none = config.replace(tiny_cfg, **{"wd.windows": ()})
+    assert train(strong)["param_norm"].iloc[-1] < 0.9 * train(none)["param_norm"].iloc[-1]
+
+
+def test_compiled_loss_trains_like_the_eager_one(tiny_cfg):
+    torch._dynamo.reset()
+    eager, compiled = train(tiny_cfg, compile=False), train(tiny_cfg, compile=True)
+    pd.testing.assert_frame_equal(eager, compiled, check_exact=False, atol=2e-3, rtol=1e-3)
