@@ -11,7 +11,7 @@ export CRITWIN_SCHEDULER := $(SCHEDULER)
 # smoke runs are plumbing only: keep them out of the shipped results/
 RESULTS   := $(if $(filter smoke,$(PROFILE)),-p results_dir ../_build/results-smoke,)
 
-.PHONY: reproduce book html test lint unit clean chromium venv
+.PHONY: reproduce book html test lint unit bench clean chromium venv
 
 venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
@@ -38,6 +38,10 @@ html: $(STAMP)
 test: $(STAMP) chromium
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
+
+## bench: training speed of the project's path vs a plain eager model, peak fraction, sweep scaling
+bench: $(STAMP)
+	$(PY) -m critwin_lib.bench
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -149,6 +149,7 @@ def execute(cfg_dict: dict[str, Any], compile: bool | None = None) -> tuple[dict
         "torch": torch.__version__,
         "python": platform.python_version(),
         "host": platform.node(),
+        "pid": os.getpid(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     return history.to_dict(orient="list"), meta
@@ -186,11 +187,12 @@ class Sweep:
 
 def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | None = None,
           scheduler: str | None = None, train_missing: bool = True, compile: bool | None = None,
-          allow_failures: bool = False, progress: bool = True) -> Sweep:
+          allow_failures: bool = False, progress: bool = True, client=None) -> Sweep:
     """Make sure every config has a stored result, training the missing ones in parallel.
 
     workers: Dask worker processes of the local cluster (None or -1: one per core; 0: train here, serially).
     scheduler: address of an existing Dask scheduler (default `$CRITWIN_SCHEDULER`), instead of a local one.
+    client: a connected `distributed.Client` to use (and leave open) instead of either.
     Raises `MissingResults` before any training when runs are missing and `train_missing` is False,
     and `SweepFailed` at the end when a run raised (the others are stored) unless `allow_failures`.
     """
@@ -208,7 +210,7 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
         commit = git_commit()
         bar = tqdm(total=len(todo), desc="runs", unit="run", disable=not progress, file=sys.stderr,
                    mininterval=5)
-        if workers == 0 and not scheduler:
+        if workers == 0 and not scheduler and client is None:
             for cfg in todo.values():
                 try:
                     columns, meta = execute(to_dict(cfg), compile)
@@ -217,7 +219,7 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
                     failures.append((cfg, f"{type(e).__name__}: {e}"))
                 bar.update(1)
         else:
-            failures = _run_on_dask(store, todo, workers, scheduler, compile, commit, bar)
+            failures = _run_on_dask(store, todo, min(workers, len(todo)), scheduler, compile, commit, bar, client)
         bar.close()
     for cfg, err in failures:
         print(f"run {run_key(cfg)} failed: {err}\n  config: {canonical_json(cfg)}", file=sys.stderr)
@@ -229,11 +231,15 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
 
 
 def _run_on_dask(store: Store, todo: dict[str, RunConfig], workers: int, scheduler: str | None,
-                 compile: bool | None, commit: str | None, bar) -> list[tuple[RunConfig, str]]:
+                 compile: bool | None, commit: str | None, bar, client=None) -> list[tuple[RunConfig, str]]:
     from distributed import as_completed
 
     failures: list[tuple[RunConfig, str]] = []
-    client, cluster = _client(workers, scheduler)
+    own = client is None
+    cluster = None
+    if own:
+        client, cluster = _client(workers, scheduler)
+    futures: dict = {}
     try:
         futures = {client.submit(execute, to_dict(cfg), compile, key=f"critwin-{key}", pure=False): key
                    for key, cfg in todo.items()}
@@ -245,8 +251,10 @@ def _run_on_dask(store: Store, todo: dict[str, RunConfig], workers: int, schedul
             except Exception as e:  # noqa: BLE001 - a failed run is reported, the sweep goes on
                 failures.append((todo[key], f"{type(e).__name__}: {e}"))
             bar.update(1)
-    finally:
-        client.close()
+    finally:  # on an interrupt: stop what is still queued or running (a remote cluster would go on)
+        client.cancel([f for f in futures if not f.done()])
+        if own:
+            client.close()
         if cluster is not None:
             cluster.close()
     return failures

@@ -7,6 +7,11 @@ the same config gives the same history, bit for bit.
 
 from __future__ import annotations
 
+import functools
+import os
+import warnings
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import torch
@@ -49,12 +54,25 @@ def last_position_loss(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor)
 COMPILE_MIN_STEPS = 1000  # compiling costs seconds to a minute; it pays only for longer runs
 
 
-def loss_function(compile: bool | None, steps: int):
-    """The per-step loss, compiled with inductor when asked (None: when the run is long enough).
-    Same mathematics either way; compiling fuses the small attention and GELU ops."""
+@functools.cache
+def compile_available() -> bool:
+    """Whether torch.compile works here (forward and backward of a tiny function); checked once per process."""
+    try:
+        w = torch.ones(3, requires_grad=True)
+        torch.compile(lambda v: (v * v).sum())(w).backward()
+        return bool(w.grad is not None and torch.equal(w.grad, 2 * torch.ones(3)))
+    except Exception as e:  # noqa: BLE001 - any failure means: train eagerly
+        warnings.warn(f"torch.compile is unavailable ({type(e).__name__}: {e}); training eagerly", stacklevel=2)
+        return False
+
+
+def loss_function(compile: bool | None, steps: int) -> Callable[..., torch.Tensor]:
+    """The per-step loss, compiled with inductor when asked (None: when the run is long enough, unless
+    $CRITWIN_COMPILE=0) and when compiling works here. Same mathematics either way; compiling fuses the
+    small attention and GELU ops."""
     if compile is None:
-        compile = steps >= COMPILE_MIN_STEPS
-    if not compile:
+        compile = steps >= COMPILE_MIN_STEPS and os.environ.get("CRITWIN_COMPILE", "1") != "0"
+    if not compile or not compile_available():
         return last_position_loss
     torch._dynamo.reset()  # a fresh model per run: start from clean guards, not the recompile limit
     return torch.compile(last_position_loss)

@@ -38,3 +38,22 @@ def test_compiled_loss_trains_like_the_eager_one(tiny_cfg):
     torch._dynamo.reset()
     eager, compiled = train(tiny_cfg, compile=False), train(tiny_cfg, compile=True)
     pd.testing.assert_frame_equal(eager, compiled, check_exact=False, atol=2e-3, rtol=1e-3)
+
+
+def test_training_falls_back_to_eager_when_compiling_fails(monkeypatch):
+    import pytest
+
+    import critwin_lib.train as train_mod
+
+    def broken(*a, **k):
+        raise RuntimeError("no C compiler")
+
+    train_mod.compile_available.cache_clear()
+    monkeypatch.setattr(torch, "compile", broken)
+    try:
+        with pytest.warns(UserWarning, match="training eagerly"):
+            assert train_mod.loss_function(True, 10_000) is train_mod.last_position_loss
+    finally:
+        train_mod.compile_available.cache_clear()
+    monkeypatch.setenv("CRITWIN_COMPILE", "0")
+    assert train_mod.loss_function(None, 10_000) is train_mod.last_position_loss

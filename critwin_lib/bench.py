@@ -1,0 +1,247 @@
+"""`make bench`: how fast critwin trains on this machine, measured as ratios within one run.
+
+* ms per training step of the project's path (last-position shortcut, compiled loss, fused AdamW,
+  one thread) and of `PlainTransformer`, the same model written the straightforward way (full
+  forward with PyTorch's fused attention, default AdamW, eager), at batch 256 and 2048, 2 and 4 layers;
+* achieved GFLOP/s of the project's path against this machine's measured large-matmul peak (1 thread);
+* the project's path with and without the glibc malloc tunables (each in a fresh process);
+* sweep throughput with 1 and with 2 Dask workers.
+
+The last line is `bench: speedup_vs_eager=<x> peak_fraction=<y> sweep_scaling_2workers=<z>`
+(batch 256, 2 layers). Medians over interleaved rounds; the machine is noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from critwin_lib.config import ModelConfig, RunConfig, TrainConfig, WDSchedule, get_profile
+from critwin_lib.train import build_model, build_optimizer, loss_function
+
+MALLOC_TUNABLES = "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=17179869184"
+
+
+# ------------------------------------------------------------------------------ the plain model
+class PlainBlock(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.n_head = cfg.n_head
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.attn = nn.ModuleDict({"qkv": nn.Linear(d, 3 * d), "proj": nn.Linear(d, d)})
+        self.mlp = nn.ModuleDict({"fc": nn.Linear(d, cfg.d_mlp), "proj": nn.Linear(cfg.d_mlp, d)})
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = self.attn["qkv"](self.ln1(x)).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, C)
+        x = x + self.attn["proj"](y)
+        return x + self.mlp["proj"](F.gelu(self.mlp["fc"](self.ln2(x))))
+
+
+class PlainTransformer(nn.Module):
+    """The paper's model as a user would first write it: every position through every layer."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos_emb = nn.Embedding(cfg.max_pos, cfg.d_model)
+        self.blocks = nn.ModuleList(PlainBlock(cfg) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        x = self.tok_emb(idx) + self.pos_emb(torch.arange(idx.shape[1]))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+
+def plain_step_fn(cfg: RunConfig, x: torch.Tensor, y: torch.Tensor, dtype=torch.float32
+                  ) -> tuple[PlainTransformer, torch.optim.Optimizer, Callable[[float, float], None]]:
+    """A plain model initialised like the project's, its default AdamW, and one training step."""
+    model = PlainTransformer(cfg.model).to(dtype)
+    model.load_state_dict(build_model(cfg, dtype).state_dict())
+    t = cfg.train
+    opt = torch.optim.AdamW(model.parameters(), lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, weight_decay=0.0)
+
+    def step(lr: float, wd: float, xb=x, yb=y) -> None:
+        for g in opt.param_groups:
+            g["lr"], g["weight_decay"] = lr, wd
+        loss = F.cross_entropy(model(xb)[:, -1], yb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
+        opt.step()
+
+    return model, opt, step
+
+
+def project_step_fn(cfg: RunConfig, x: torch.Tensor, y: torch.Tensor, dtype=torch.float32, compile: bool = True
+                    ) -> tuple[nn.Module, torch.optim.Optimizer, Callable[[float, float], None]]:
+    """The project's path, step for step what `train.train` does."""
+    from critwin_lib.schedules import apply_hyperparams
+
+    model = build_model(cfg, dtype)
+    opt = build_optimizer(model, cfg)
+    loss_fn = loss_function(compile, cfg.train.steps)
+
+    def step(lr: float, wd: float, xb=x, yb=y) -> None:
+        apply_hyperparams(opt, lr, wd)
+        loss = loss_fn(model, xb, yb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.train.grad_clip)
+        opt.step()
+
+    return model, opt, step
+
+
+# ---------------------------------------------------------------------------------- measuring
+def bench_cfg(batch: int, n_layer: int) -> RunConfig:
+    return RunConfig(model=ModelConfig(n_layer=n_layer, init_gamma=2.0),
+                     train=TrainConfig(steps=20_000, batch_size=batch, lr=3e-4), wd=WDSchedule.constant(0.1))
+
+
+def flops_per_step(cfg: ModelConfig, batch: int, seq: int = 9, last_only: bool = True) -> float:
+    """Matmul FLOPs of forward + backward (3 × forward) per step, counting the work actually done."""
+    d, f, v = cfg.d_model, cfg.d_mlp, cfg.vocab_size
+    full_layer = seq * (3 * d * d + d * d + 2 * d * f) + 2 * seq * seq * d
+    last_layer = seq * 2 * d * d + (d * d + d * d + 2 * d * f) + 2 * seq * d if last_only else full_layer
+    macs = (cfg.n_layer - 1) * full_layer + last_layer + d * v * (1 if last_only else seq)
+    return 6.0 * macs * batch
+
+
+def matmul_peak(n: int = 1024, reps: int = 7) -> float:
+    """Single-thread fp32 GFLOP/s of a large square matmul."""
+    a, b, c = torch.randn(n, n), torch.randn(n, n), torch.empty(n, n)
+    inner = max(1, int(4e9 // (2 * n**3)))
+    torch.mm(a, b, out=c)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            torch.mm(a, b, out=c)
+        times.append((time.perf_counter() - t0) / inner)
+    return 2 * n**3 / statistics.median(times) / 1e9
+
+
+def step_times(configs: dict[str, Callable[[float, float], None]], batch_of: dict[str, int], rounds: int = 5,
+               seconds: float = 1.5) -> dict[str, float]:
+    """Median ms per step of each step function, timed round-robin so background load hits all alike."""
+    for fn in configs.values():
+        for _ in range(3):
+            fn(3e-4, 0.1)
+    times: dict[str, list[float]] = {k: [] for k in configs}
+    for _ in range(rounds):
+        for key, fn in configs.items():
+            n = max(2, int(seconds / (batch_of[key] * 1e-4)))
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn(3e-4, 0.1)
+            times[key].append((time.perf_counter() - t0) / n * 1000)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _child_step_ms(env_extra: dict[str, str], batch: int = 256, n_layer: int = 2) -> float:
+    env = dict(os.environ)
+    env.pop("GLIBC_TUNABLES", None)
+    env.update(env_extra)
+    out = subprocess.run([sys.executable, "-m", "critwin_lib.bench", "_child", str(batch), str(n_layer)], env=env,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])["ms"]
+
+
+def _child(batch: int, n_layer: int) -> None:
+    torch.set_num_threads(1)
+    cfg = bench_cfg(batch, n_layer)
+    x, y = torch.randint(20, 100, (batch, 9)), torch.randint(4, 110, (batch,))
+    _, _, fn = project_step_fn(cfg, x, y)
+    print(json.dumps({"ms": step_times({"p": fn}, {"p": batch}, rounds=5)["p"]}))
+
+
+def sweep_throughput(workers: int, n_runs: int, steps: int) -> float:
+    """Runs per minute of a sweep of short smoke-sized runs on a running local Dask cluster."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    from critwin_lib import experiment
+
+    p = get_profile("quick")
+    cfgs = [RunConfig(task=p.task(n_eval=256), model=ModelConfig(init_gamma=2.0),
+                      train=TrainConfig(steps=steps, batch_size=256, lr=3e-4, warmup_steps=10, eval_every=steps,
+                                        seed=s)) for s in range(n_runs)]
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client, \
+            tempfile.TemporaryDirectory() as root:
+        client.run(lambda: __import__("critwin_lib.train"))  # imports done before the clock starts
+        t0 = time.perf_counter()
+        experiment.sweep(cfgs, root, client=client, compile=False, progress=False)
+        return n_runs / (time.perf_counter() - t0) * 60
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "_child":
+        return _child(int(argv[1]), int(argv[2]))
+    ap = argparse.ArgumentParser(prog="python -m critwin_lib.bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--sweep-runs", type=int, default=8)
+    ap.add_argument("--sweep-steps", type=int, default=300)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    print(f"torch {torch.__version__}, 1 thread per process, {os.cpu_count()} cores", flush=True)
+
+    peak = matmul_peak()
+    print(f"large-matmul peak (fp32, 1 thread, n=1024): {peak:.1f} GFLOP/s", flush=True)
+
+    rows = []
+    for n_layer in (2, 4):
+        for batch in (256, 2048):
+            cfg = bench_cfg(batch, n_layer)
+            x, y = torch.randint(20, 100, (batch, 9)), torch.randint(4, 110, (batch,))
+            fns = {"ours": project_step_fn(cfg, x, y)[2], "plain": plain_step_fn(cfg, x, y)[2]}
+            ms = step_times(fns, {k: batch for k in fns}, rounds=args.rounds)
+            gflops = flops_per_step(cfg.model, batch) / ms["ours"] / 1e6
+            rows.append({"layers": n_layer, "batch": batch, "ours_ms": ms["ours"], "plain_ms": ms["plain"],
+                         "speedup": ms["plain"] / ms["ours"], "ours_gflops": gflops, "peak_fraction": gflops / peak})
+            r = rows[-1]
+            print(f"layers {n_layer} batch {batch:5d}: ours {r['ours_ms']:8.2f} ms  plain eager {r['plain_ms']:8.2f} ms"
+                  f"  speedup {r['speedup']:.2f}x  {r['ours_gflops']:.1f} GFLOP/s = {r['peak_fraction']:.0%} of peak",
+                  flush=True)
+
+    plain_alloc = statistics.median(_child_step_ms({}) for _ in range(3))
+    tuned_alloc = statistics.median(_child_step_ms({"GLIBC_TUNABLES": MALLOC_TUNABLES}) for _ in range(3))
+    print(f"malloc tunables (batch 256, 2 layers, fresh processes): default {plain_alloc:.2f} ms, "
+          f"tuned {tuned_alloc:.2f} ms ({plain_alloc / tuned_alloc:.2f}x)", flush=True)
+    avx512 = "avx512f" in open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else False
+    print(f"MKL AVX-512 lever: {'applies (AVX-512 CPU)' if avx512 else 'does not apply: this CPU has no AVX-512'}")
+
+    one = sweep_throughput(1, args.sweep_runs, args.sweep_steps)
+    two = sweep_throughput(2, args.sweep_runs, args.sweep_steps)
+    print(f"sweep throughput ({args.sweep_runs} runs of {args.sweep_steps} steps): 1 worker {one:.1f} runs/min, "
+          f"2 workers {two:.1f} runs/min", flush=True)
+
+    head = next(r for r in rows if r["layers"] == 2 and r["batch"] == 256)
+    scaling = two / one if one > 0 else math.nan
+    print(f"bench: speedup_vs_eager={head['speedup']:.2f} peak_fraction={head['peak_fraction']:.2f} "
+          f"sweep_scaling_2workers={scaling:.2f}")
+
+
+if __name__ == "__main__":
+    main()
