@@ -31,7 +31,7 @@ book: $(STAMP)
 	$(MAKE) html
 
 html: $(STAMP)
-	$(VENV)/bin/jupyter-book build . --warningiserror --nitpick --keep-going
+	$(VENV)/bin/jupyter-book build . --all --warningiserror --nitpick --keep-going
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
 ## test: ruff, unit tests, every notebook at smoke, the book build and a headless-Chromium check
