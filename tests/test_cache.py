@@ -103,3 +103,12 @@ def test_sweep_reports_a_failed_run_and_keeps_the_others(tmp_path, tiny_cfg, mon
     out = experiment.sweep(cfgs, tmp_path, workers=0, progress=False, allow_failures=True)
     assert out.results[1] is None and out.results[0] is not None and "boom" in out.failures[0][1]
     assert len(Store(tmp_path).keys()) == 2
+
+
+def test_a_field_added_later_does_not_rekey_old_runs_while_it_holds_its_neutral_value(monkeypatch):
+    cfg = config.RunConfig()
+    before = json.loads(config.canonical_json(cfg))
+    del before["train"]["wd_params"]  # as if wd_params had been added after the results were stored
+    monkeypatch.setitem(config.HASH_NEUTRAL_DEFAULTS, ("train", "wd_params"), "all")
+    assert json.loads(config.canonical_json(cfg)) == before
+    assert "wd_params" in config.canonical_json(config.replace(cfg, **{"train.wd_params": "matrices"}))
