@@ -23,6 +23,7 @@ $(STAMP): requirements.txt pyproject.toml
 ## reproduce: execute every claim notebook at PROFILE (training only missing runs), then build the book
 reproduce: $(STAMP)
 	$(PY) -m critwin_lib.notebooks run --profile $(PROFILE) $(RESULTS)
+	$(PY) -m critwin_lib.claims --profile $(PROFILE) $(if $(filter smoke,$(PROFILE)),--results _build/results-smoke,)
 	$(MAKE) html
 
 ## book: build the book from the shipped results only (no training; fails if a run is missing)

@@ -1,0 +1,27 @@
+"""The scoreboard follows from the stored results, by the same code the notebooks run."""
+
+import csv
+import io
+
+import pytest
+
+from critwin_lib import claims
+
+from .conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+
+def test_scoreboard_from_smoke_runs(smoke_site):
+    rows = claims.scoreboard("smoke", smoke_site / "results")
+    assert [r["claim"] for r in rows][:1] == ["C1"]
+    for r in rows:
+        assert set(r) == set(claims.CLAIMS_CSV_COLUMNS)
+        assert r["profile"] == "smoke" and r["verdict"] in {"reproduced", "partly reproduced", "not reproduced"}
+
+
+def test_shipped_claims_csv_follows_from_the_shipped_results():
+    shipped = (REPO / "results" / "claims.csv").read_text()
+    assert claims.to_csv(claims.scoreboard("quick", REPO / "results")) == shipped
+    rows = list(csv.DictReader(io.StringIO(shipped)))
+    assert all(r["profile"] == "quick" and int(r["seeds"]) >= 4 for r in rows)
