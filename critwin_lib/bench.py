@@ -4,7 +4,7 @@
   one thread) and of `PlainTransformer`, the same model written the straightforward way (full
   forward with PyTorch's fused attention, default AdamW, eager), at batch 256 and 2048, 2 and 4 layers;
 * achieved GFLOP/s of the project's path against this machine's measured large-matmul peak (1 thread);
-* the project's path with and without the glibc malloc tunables (each in a fresh process);
+* the glibc malloc tuning (`speed.tune_malloc`) on and off: in a fresh process, and in a Dask worker;
 * sweep throughput with 1 and with 2 Dask workers.
 
 The last line is `bench: speedup_vs_eager=<x> peak_fraction=<y> sweep_scaling_2workers=<z>`
@@ -30,8 +30,6 @@ import torch.nn.functional as F
 
 from critwin_lib.config import ModelConfig, RunConfig, TrainConfig, WDSchedule, get_profile
 from critwin_lib.train import build_model, build_optimizer, loss_function
-
-MALLOC_TUNABLES = "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=17179869184"
 
 
 # ------------------------------------------------------------------------------ the plain model
@@ -157,25 +155,25 @@ def step_times(configs: dict[str, Callable[[float, float], None]], batch_of: dic
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def _child_step_ms(env_extra: dict[str, str], batch: int = 256, n_layer: int = 2) -> float:
-    env = dict(os.environ)
-    env.pop("GLIBC_TUNABLES", None)
-    env.update(env_extra)
+def _child_step_ms(malloc_tune: bool, batch: int = 256, n_layer: int = 2) -> float:
+    env = {**os.environ, "CRITWIN_MALLOC_TUNE": "1" if malloc_tune else "0"}
     out = subprocess.run([sys.executable, "-m", "critwin_lib.bench", "_child", str(batch), str(n_layer)], env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])["ms"]
 
 
 def _child(batch: int, n_layer: int) -> None:
-    torch.set_num_threads(1)
+    from critwin_lib.speed import configure_process
+
+    configure_process()
     cfg = bench_cfg(batch, n_layer)
     x, y = torch.randint(20, 100, (batch, 9)), torch.randint(4, 110, (batch,))
     _, _, fn = project_step_fn(cfg, x, y)
-    print(json.dumps({"ms": step_times({"p": fn}, {"p": batch}, rounds=5)["p"]}))
+    print(json.dumps({"ms": step_times({"p": fn}, {"p": batch}, rounds=3)["p"]}))
 
 
-def sweep_throughput(workers: int, n_runs: int, steps: int) -> float:
-    """Runs per minute of a sweep of short smoke-sized runs on a running local Dask cluster."""
+def sweep_throughput(workers: int, n_runs: int, steps: int, malloc_tune: bool = True) -> float:
+    """Runs per minute of a sweep of short runs (batch 256, eager) on a started local Dask cluster."""
     import logging
 
     from distributed import Client, LocalCluster
@@ -190,6 +188,7 @@ def sweep_throughput(workers: int, n_runs: int, steps: int) -> float:
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client, \
             tempfile.TemporaryDirectory() as root:
         client.run(lambda: __import__("critwin_lib.train"))  # imports done before the clock starts
+        client.run(os.environ.__setitem__, "CRITWIN_MALLOC_TUNE", "1" if malloc_tune else "0")
         t0 = time.perf_counter()
         experiment.sweep(cfgs, root, client=client, compile=False, progress=False)
         return n_runs / (time.perf_counter() - t0) * 60
@@ -225,16 +224,19 @@ def main(argv: list[str] | None = None) -> None:
                   f"  speedup {r['speedup']:.2f}x  {r['ours_gflops']:.1f} GFLOP/s = {r['peak_fraction']:.0%} of peak",
                   flush=True)
 
-    plain_alloc = statistics.median(_child_step_ms({}) for _ in range(3))
-    tuned_alloc = statistics.median(_child_step_ms({"GLIBC_TUNABLES": MALLOC_TUNABLES}) for _ in range(3))
-    print(f"malloc tunables (batch 256, 2 layers, fresh processes): default {plain_alloc:.2f} ms, "
-          f"tuned {tuned_alloc:.2f} ms ({plain_alloc / tuned_alloc:.2f}x)", flush=True)
+    off = statistics.median(_child_step_ms(False) for _ in range(3))
+    on = statistics.median(_child_step_ms(True) for _ in range(3))
+    print(f"malloc tuning in a fresh process (batch 256, 2 layers, compiled): off {off:.2f} ms/step, "
+          f"on {on:.2f} ms/step ({off / on:.2f}x)", flush=True)
     avx512 = "avx512f" in open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else False
     print(f"MKL AVX-512 lever: {'applies (AVX-512 CPU)' if avx512 else 'does not apply: this CPU has no AVX-512'}")
 
-    one = sweep_throughput(1, args.sweep_runs, args.sweep_steps)
-    two = sweep_throughput(2, args.sweep_runs, args.sweep_steps)
-    print(f"sweep throughput ({args.sweep_runs} runs of {args.sweep_steps} steps): 1 worker {one:.1f} runs/min, "
+    n, steps = args.sweep_runs, args.sweep_steps
+    untuned = sweep_throughput(1, n, steps, malloc_tune=False)
+    one = sweep_throughput(1, n, steps)
+    two = sweep_throughput(2, n, steps)
+    print(f"sweep throughput ({n} runs of {steps} steps, eager): 1 worker {one:.1f} runs/min "
+          f"(malloc tuning off, Dask's defaults: {untuned:.1f}, so {one / untuned:.2f}x), "
           f"2 workers {two:.1f} runs/min", flush=True)
 
     head = next(r for r in rows if r["layers"] == 2 and r["batch"] == 256)

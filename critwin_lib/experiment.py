@@ -135,9 +135,10 @@ def execute(cfg_dict: dict[str, Any], compile: bool | None = None) -> tuple[dict
     """Train one run (in this process, or on a Dask worker) and return (history columns, meta)."""
     import torch
 
+    from critwin_lib.speed import configure_process
     from critwin_lib.train import train
 
-    torch.set_num_threads(1)
+    applied = configure_process()
     cfg = from_dict(cfg_dict)
     t0 = time.time()
     history = train(cfg, compile=compile)
@@ -150,6 +151,7 @@ def execute(cfg_dict: dict[str, Any], compile: bool | None = None) -> tuple[dict
         "python": platform.python_version(),
         "host": platform.node(),
         "pid": os.getpid(),
+        **applied,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     return history.to_dict(orient="list"), meta

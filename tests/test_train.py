@@ -57,3 +57,14 @@ def test_training_falls_back_to_eager_when_compiling_fails(monkeypatch):
         train_mod.compile_available.cache_clear()
     monkeypatch.setenv("CRITWIN_COMPILE", "0")
     assert train_mod.loss_function(None, 10_000) is train_mod.last_position_loss
+
+
+def test_process_settings_are_recorded_and_can_be_switched_off(monkeypatch):
+    import platform
+
+    from critwin_lib import speed
+
+    assert speed.configure_process()["threads"] == 1 and torch.get_num_threads() == 1
+    assert speed.tune_malloc() == (platform.libc_ver()[0] == "glibc")
+    monkeypatch.setenv("CRITWIN_MALLOC_TUNE", "0")
+    assert speed.tune_malloc() is False
