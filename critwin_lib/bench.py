@@ -172,6 +172,10 @@ def _child(batch: int, n_layer: int) -> None:
     print(json.dumps({"ms": step_times({"p": fn}, {"p": batch}, rounds=3)["p"]}))
 
 
+def _set_env(key: str, value: str) -> None:  # runs on a worker (a bound os.environ method would not)
+    os.environ[key] = value
+
+
 def sweep_throughput(workers: int, n_runs: int, steps: int, malloc_tune: bool = True) -> float:
     """Runs per minute of a sweep of short runs (batch 256, eager) on a started local Dask cluster."""
     import logging
@@ -188,7 +192,7 @@ def sweep_throughput(workers: int, n_runs: int, steps: int, malloc_tune: bool = 
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client, \
             tempfile.TemporaryDirectory() as root:
         client.run(lambda: __import__("critwin_lib.train"))  # imports done before the clock starts
-        client.run(os.environ.__setitem__, "CRITWIN_MALLOC_TUNE", "1" if malloc_tune else "0")
+        client.run(_set_env, "CRITWIN_MALLOC_TUNE", "1" if malloc_tune else "0")
         t0 = time.perf_counter()
         experiment.sweep(cfgs, root, client=client, compile=False, progress=False)
         return n_runs / (time.perf_counter() - t0) * 60

@@ -34,7 +34,7 @@ from critwin_lib.config import RunConfig, canonical_json, from_dict, to_dict
 from critwin_lib.metrics import summarize
 
 RESULTS_VERSION = "1"  # bump by hand when training semantics change: it re-keys every result
-DEFAULT_MS_PER_STEP = 25.0  # 2 layers, batch 256, one core, before the store has measured anything
+DEFAULT_MS_PER_STEP = 30.0  # per worker, 2 layers, batch 256, evals and compiling included (measured here)
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -114,7 +114,8 @@ class Store:
         rates = []
         for key in self.keys()[-200:]:
             meta = json.loads((self.path(key) / "meta.json").read_text())
-            if meta.get("batch_size") == batch_size and meta.get("n_layer") == n_layer and meta.get("steps", 0) >= 1000:
+            if (meta.get("batch_size"), meta.get("n_layer"), meta.get("malloc_tuned")) == (batch_size, n_layer, True) \
+                    and meta.get("steps", 0) >= 1000:
                 rates.append(1000 * meta["wall_s"] / meta["steps"])
         if rates:
             return float(pd.Series(rates).median())
@@ -208,7 +209,8 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
                              f"run `make reproduce` to train them")
     failures: list[tuple[RunConfig, str]] = []
     if todo:
-        _print_estimate(store, list(todo.values()), len(set(keys)), workers, scheduler)
+        where = "the given cluster" if client is not None else (f"cluster {scheduler}" if scheduler else None)
+        _print_estimate(store, list(todo.values()), len(set(keys)), workers, where)
         commit = git_commit()
         bar = tqdm(total=len(todo), desc="runs", unit="run", disable=not progress, file=sys.stderr,
                    mininterval=5)
@@ -262,10 +264,11 @@ def _run_on_dask(store: Store, todo: dict[str, RunConfig], workers: int, schedul
     return failures
 
 
-def _print_estimate(store: Store, todo: list[RunConfig], total: int, workers: int, scheduler: str | None) -> None:
+def _print_estimate(store: Store, todo: list[RunConfig], total: int, workers: int, where: str | None) -> None:
+    """One line before training: how many runs, and roughly how long (from this store's measured speed)."""
     seconds = sum(store.ms_per_step(c.train.batch_size, c.model.n_layer) * c.train.steps / 1000 for c in todo)
-    lanes = max(1, workers) if not scheduler else None
-    where = f"{lanes} worker{'s' * (lanes != 1)}" if lanes else f"cluster {scheduler}"
+    lanes = None if where else max(1, min(workers, len(todo)))
+    where = where or f"{lanes} worker{'s' * (lanes != 1)}"
     wall = f"~{seconds / lanes / 60:.1f} min" if lanes else f"~{seconds / 60:.1f} worker-min"
     print(f"sweep: {total} runs, {total - len(todo)} stored, {len(todo)} to train on {where}: {wall} (estimate)",
           file=sys.stderr)
