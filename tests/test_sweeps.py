@@ -92,6 +92,7 @@ def test_a_worker_killed_mid_sweep_loses_nothing(tmp_path, dask_cluster):
     thread.start()
     wait_until(lambda: len(Store(root).keys()) >= 1, 300, "a first finished run")
     os.killpg(workers[0].pid, signal.SIGKILL)
+    assert len(Store(root).keys()) < len(cfgs)  # the kill really came mid-sweep
     thread.join(600)
     assert not thread.is_alive()
     stored = len(Store(root).keys())
