@@ -29,7 +29,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from critwin_lib.config import ModelConfig, RunConfig, TrainConfig, WDSchedule, get_profile
-from critwin_lib.train import build_model, build_optimizer, loss_function
+from critwin_lib.train import build_model, build_optimizer, training_step
 
 
 # ------------------------------------------------------------------------------ the plain model
@@ -91,22 +91,11 @@ def plain_step_fn(cfg: RunConfig, x: torch.Tensor, y: torch.Tensor, dtype=torch.
 
 def project_step_fn(cfg: RunConfig, x: torch.Tensor, y: torch.Tensor, dtype=torch.float32, compile: bool = True
                     ) -> tuple[nn.Module, torch.optim.Optimizer, Callable[[float, float], None]]:
-    """The project's path, step for step what `train.train` does."""
-    from critwin_lib.schedules import apply_hyperparams
-
+    """The project's path: `train.training_step` on the project's model and optimizer."""
     model = build_model(cfg, dtype)
     opt = build_optimizer(model, cfg)
-    loss_fn = loss_function(compile, cfg.train.steps)
-
-    def step(lr: float, wd: float, xb=x, yb=y) -> None:
-        apply_hyperparams(opt, lr, wd)
-        loss = loss_fn(model, xb, yb)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.train.grad_clip)
-        opt.step()
-
-    return model, opt, step
+    step = training_step(model, opt, cfg, compile)
+    return model, opt, lambda lr, wd, xb=x, yb=y: step(lr, wd, xb, yb)
 
 
 # ---------------------------------------------------------------------------------- measuring

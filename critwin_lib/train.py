@@ -78,6 +78,26 @@ def loss_function(compile: bool | None, steps: int) -> Callable[..., torch.Tenso
     return torch.compile(last_position_loss)
 
 
+def training_step(model: torch.nn.Module, opt: torch.optim.Optimizer, cfg: RunConfig,
+                  compile: bool | None = False) -> Callable[[float, float, torch.Tensor, torch.Tensor], float]:
+    """One optimisation step at a given lr and λ on a batch; returns the batch loss. `train` runs it,
+    and `make bench` times exactly it."""
+    loss_fn = loss_function(compile, cfg.train.steps)
+    clip = cfg.train.grad_clip
+
+    def step(lr: float, wd: float, x: torch.Tensor, y: torch.Tensor) -> float:
+        apply_hyperparams(opt, lr, wd)
+        loss = loss_fn(model, x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        return loss.item()
+
+    return step
+
+
 def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
           dtype: torch.dtype = torch.float32, compile: bool | None = False) -> pd.DataFrame:
     """Train one run; return its history, one row per evaluated step (0, eval_every, ..., steps).
@@ -89,7 +109,7 @@ def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
     task = task if task is not None else make_task(cfg.task)
     model = build_model(cfg, dtype)
     opt = build_optimizer(model, cfg)
-    loss_fn = loss_function(compile, t.steps)
+    step_fn = training_step(model, opt, cfg, compile)
     x_train = torch.from_numpy(task.train_inputs)
     y_train = torch.from_numpy(task.train_targets)
     evals = {name: (torch.from_numpy(s.inputs), torch.from_numpy(s.targets)) for name, s in task.splits.items()}
@@ -108,15 +128,8 @@ def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
             bar.set_postfix(ood=f"{row['acc/test_ood']:.2f}", train=f"{row['acc/train']:.2f}")
         if step == t.steps:
             break
-        apply_hyperparams(opt, lr_at(t, step), wd_at(cfg.wd, step))
         idx = next(order)
-        loss = loss_fn(model, x_train[idx], y_train[idx])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        if t.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
-        opt.step()
-        loss_sum += loss.item()
+        loss_sum += step_fn(lr_at(t, step), wd_at(cfg.wd, step), x_train[idx], y_train[idx])
         loss_n += 1
         bar.update(1)
     bar.close()
