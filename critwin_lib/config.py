@@ -135,6 +135,7 @@ class TrainConfig:
     optimizer: str = "adamw"
     wd_params: str = "all"  # "all" parameters (as the precursor code) or 2-D "matrices" only
     seed: int = 0  # model init and batch order
+    instrument: bool = False  # also log the C13 measurements (condensation, stable rank, ...) at each eval
 
     def __post_init__(self) -> None:
         for f in ("steps", "batch_size", "eval_every"):
@@ -153,6 +154,8 @@ class TrainConfig:
                  f"unknown parameter set {self.wd_params!r}; known: {WD_PARAMS}")
         _require(isinstance(self.seed, int) and self.seed >= 0, "train.seed",
                  f"must be a non-negative integer, got {self.seed!r}")
+        _require(isinstance(self.instrument, bool), "train.instrument",
+                 f"must be True or False, got {self.instrument!r}")
 
 
 # --------------------------------------------------------------------------------- weight decay
@@ -252,12 +255,16 @@ def from_dict(d: dict[str, Any]) -> RunConfig:
 
 # Fields added after results were shipped, with the value that reproduces the old behaviour: while a
 # field holds that value it is left out of the canonical JSON, so adding it does not re-key old runs.
-HASH_NEUTRAL_DEFAULTS: dict[tuple[str, str], Any] = {}
+HASH_NEUTRAL_DEFAULTS: dict[tuple[str, str], Any] = {("train", "instrument"): False}
 
 
 def canonical_json(cfg: RunConfig) -> str:
     """The config as sorted, compact JSON: what the cache key hashes."""
     d = to_dict(cfg)
+    m = d["model"]
+    if m["init_mode"] == "multiplier":  # the key hashes the init std, not how it is factored into γ · σ₀
+        base = m["d_model"] ** -0.5
+        m["init_gamma"], m["init_sigma0"] = m["init_gamma"] * m["init_sigma0"] / base, base
     for (section, name), neutral in HASH_NEUTRAL_DEFAULTS.items():
         if d[section].get(name) == neutral:
             del d[section][name]

@@ -76,3 +76,104 @@ def summarize(history: pd.DataFrame) -> dict[str, float]:
         "t_mem": t_mem(history),
         "final_param_norm": float(last["param_norm"]),
     }
+
+
+# ------------------------------------------------------------------ instrumentation (claim C13, spec §5)
+# The paper names a "condensation index" and "subspace alignment" without defining them; these are the
+# spec's proposals (§5), grounded in the precursor papers' analyses. Each has a unit test on a matrix
+# whose answer is known.
+KEY_TOKENS = range(20, 100)  # ids of key/noise tokens, in numeric order
+ANCHOR_TOKENS = (1, 2, 3, 4)
+CONDENSED_COS = 0.7  # [Z24] groups neurons whose input weights have |cos| above this
+
+
+def _rows_cos(W: torch.Tensor) -> torch.Tensor:
+    """|cos| between every pair of distinct rows, as a flat vector."""
+    Wn = F.normalize(W.detach().double(), dim=1)
+    c = (Wn @ Wn.T).abs()
+    off = ~torch.eye(len(W), dtype=torch.bool)
+    return c[off]
+
+
+def condensation_index(W: torch.Tensor) -> float:
+    """Mean |cos| between the input-weight vectors (rows) of distinct neurons: 1 when all rows are
+    parallel (fully condensed), about sqrt(2/(π·d)) for random rows in d dimensions."""
+    return float(_rows_cos(W).mean())
+
+
+def condensed_fraction(W: torch.Tensor, threshold: float = CONDENSED_COS) -> float:
+    """Share of neuron pairs whose input weights are nearly parallel (|cos| > threshold)."""
+    return float((_rows_cos(W) > threshold).double().mean())
+
+
+def stable_rank(W: torch.Tensor) -> float:
+    """‖W‖_F² / ‖W‖_2² = Σ (s_i / s_max)²: between 1 (rank one) and rank(W) (flat spectrum)."""
+    s = torch.linalg.svdvals(W.detach().double())
+    return float(((s / s[0]) ** 2).sum()) if s[0] > 0 else 0.0
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def embedding_order(E: torch.Tensor, values: np.ndarray) -> float:
+    """|Spearman ρ| between the first principal component of the centred embedding rows and the
+    numbers they stand for: 1 when the embeddings lie on an ordered number line."""
+    X = E.detach().double()
+    X = X - X.mean(0, keepdim=True)
+    pc1 = torch.linalg.svd(X, full_matrices=False).Vh[0]
+    return abs(_spearman((X @ pc1).numpy(), np.asarray(values, dtype=float)))
+
+
+def top_subspace(X: torch.Tensor, k: int, center: bool = True) -> torch.Tensor:
+    """Orthonormal basis (d, k) of the top-k directions spanned by the rows of X (n, d)."""
+    X = X.detach().double()
+    if center:
+        X = X - X.mean(0, keepdim=True)
+    return torch.linalg.svd(X, full_matrices=False).Vh[:k].T
+
+
+def subspace_alignment(U: torch.Tensor, V: torch.Tensor) -> float:
+    """‖UᵀV‖_F² / min(k_U, k_V) for orthonormal bases U (d, k_U), V (d, k_V): 1 when the smaller
+    subspace lies inside the other, 0 when they are orthogonal."""
+    return float((U.double().T @ V.double()).pow(2).sum() / min(U.shape[1], V.shape[1]))
+
+
+def logit_margin(logits: torch.Tensor, targets: torch.Tensor) -> float:
+    """Mean of logit(target) − max other logit: > 0 when the answer wins (the theory's 'mass')."""
+    tgt = logits.gather(1, targets[:, None])[:, 0]
+    other = logits.scatter(1, targets[:, None], float("-inf")).max(1).values
+    return float((tgt - other).double().mean())
+
+
+@torch.no_grad()
+def instrument(model: torch.nn.Module, tensors: dict[str, tuple[torch.Tensor, torch.Tensor]], k: int = 2
+               ) -> dict[str, float]:
+    """The C13 measurements of the model's inside, for one evaluation step."""
+    was_training = model.training
+    model.eval()
+    C = model.cfg.d_model
+    emb = model.tok_emb.weight
+    keys = emb[list(KEY_TOKENS)]
+    w_q1 = model.blocks[0].attn.qkv.weight[:C]  # rows: query neurons of layer 1
+    w_v1 = model.blocks[0].attn.qkv.weight[2 * C:]
+    ov1 = model.blocks[0].attn.proj.weight @ w_v1  # x -> W_O W_V x, layer 1
+    x_ood, y_ood = tensors["test_ood"]
+    h_ood = model.hidden(x_ood, last_only=True)[:, -1]
+    anchors = emb[list(ANCHOR_TOKENS)]
+    anchor_span = torch.linalg.qr((anchors[:-1] - anchors[-1]).double().T).Q  # (d, 3)
+    out = {
+        "ci/wq1": condensation_index(w_q1),
+        "ci_frac/wq1": condensed_fraction(w_q1),
+        "srank/wq1": stable_rank(w_q1),
+        "srank/embed": stable_rank(keys),
+        "order/embed": embedding_order(keys, np.array(KEY_TOKENS)),
+        "align/embed_resid": subspace_alignment(top_subspace(keys, k), top_subspace(h_ood, k)),
+        "align/anchor_ov": subspace_alignment(anchor_span, top_subspace(ov1, k, center=False)),
+        "margin/test_ood": logit_margin(model.head(h_ood), y_ood),
+    }
+    x_tr, y_tr = tensors["train"]
+    out["margin/train"] = logit_margin(last_logits(model, x_tr), y_tr)
+    model.train(was_training)
+    return out

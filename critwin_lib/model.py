@@ -84,12 +84,16 @@ class TinyTransformer(nn.Module):
 
     def forward(self, idx: torch.Tensor, last_only: bool = False) -> torch.Tensor:
         """idx (B, T) -> logits (B, T, V), or (B, 1, V) at the last position when last_only."""
+        return self.head(self.hidden(idx, last_only))
+
+    def hidden(self, idx: torch.Tensor, last_only: bool = False) -> torch.Tensor:
+        """The residual stream after the final LayerNorm: what the unembedding reads."""
         B, T = idx.shape
         x = self.tok_emb(idx) + self.pos_emb(torch.arange(T, device=idx.device))  # (B, T, C)
         last = len(self.blocks) - 1
         for i, block in enumerate(self.blocks):
             x = block(x, last_only and i == last)
-        return self.head(self.ln_f(x))
+        return self.ln_f(x)
 
 
 def init_weights(model: TinyTransformer, cfg: ModelConfig, generator: torch.Generator | None = None) -> None:

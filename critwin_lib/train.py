@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from critwin_lib.config import RunConfig
-from critwin_lib.metrics import evaluate
+from critwin_lib.metrics import evaluate, instrument
 from critwin_lib.model import TinyTransformer, decay_groups
 from critwin_lib.schedules import apply_hyperparams, lr_at, wd_at
 from critwin_lib.tasks import TaskData, make_task
@@ -123,6 +123,8 @@ def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
             row = {"step": step, "lr": lr_at(t, min(step, t.steps - 1)), "wd": wd_at(cfg.wd, min(step, t.steps - 1)),
                    "loss/batch": loss_sum / loss_n if loss_n else float("nan")}
             row.update(evaluate(model, task, evals))
+            if t.instrument:
+                row.update(instrument(model, evals))
             rows.append(row)
             loss_sum, loss_n = 0.0, 0
             bar.set_postfix(ood=f"{row['acc/test_ood']:.2f}", train=f"{row['acc/train']:.2f}")

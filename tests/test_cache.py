@@ -19,7 +19,8 @@ def every_field_changed(cfg: config.RunConfig):
         "model": {"n_layer": 4, "d_model": 32, "n_head": 4, "d_mlp": 128, "max_pos": 12, "init_gamma": 1.5,
                   "init_sigma0": 0.2, "init_mode": "exponent"},
         "train": {"steps": 999, "batch_size": 7, "lr": 1e-2, "warmup_steps": 3, "beta1": 0.8, "beta2": 0.99,
-                  "eps": 1e-6, "grad_clip": 0.5, "eval_every": 3, "wd_params": "matrices", "seed": 4},
+                  "eps": 1e-6, "grad_clip": 0.5, "eval_every": 3, "wd_params": "matrices", "seed": 4,
+                  "instrument": True},
         "wd": {"base": 0.1, "windows": ((0, 5, 1.0),)},  # noqa: E501
     }
     for section, fields in changes.items():
@@ -112,3 +113,17 @@ def test_a_field_added_later_does_not_rekey_old_runs_while_it_holds_its_neutral_
     monkeypatch.setitem(config.HASH_NEUTRAL_DEFAULTS, ("train", "wd_params"), "all")
     assert json.loads(config.canonical_json(cfg)) == before
     assert "wd_params" in config.canonical_json(config.replace(cfg, **{"train.wd_params": "matrices"}))
+
+
+def test_the_key_hashes_the_init_std_not_its_factoring_into_gamma_and_sigma0():
+    cfg = config.RunConfig(model=config.ModelConfig(init_gamma=2.0))  # σ₀ = d^-1/2 = 0.125
+    same = config.replace(cfg, **{"model.init_gamma": 1.0, "model.init_sigma0": 0.25})
+    assert same.model.init_std == cfg.model.init_std
+    assert experiment.run_key(same) == experiment.run_key(cfg)
+    assert experiment.run_key(config.replace(cfg, **{"model.init_sigma0": 0.25})) != experiment.run_key(cfg)
+
+
+def test_instrumenting_a_run_gives_it_its_own_key_and_leaves_old_keys_alone():
+    cfg = config.RunConfig()
+    assert "instrument" not in config.canonical_json(cfg)
+    assert experiment.run_key(config.replace(cfg, **{"train.instrument": True})) != experiment.run_key(cfg)

@@ -44,3 +44,72 @@ def test_bootstrap_interval_brackets_the_mean_and_is_seeded():
     df = pd.DataFrame({"c": ["a", "a", "b"], "v": [0.0, 1.0, 0.5]})
     out = stats.mean_ci(df, ["c"], "v").set_index("c")
     assert out.loc["a", "mean"] == 0.5 and out.loc["b", "n"] == 1
+
+
+# --------------------------------------------------------------- C13 instrumentation on known cases
+def test_condensation_index_parallel_vs_orthogonal_rows():
+    v = torch.tensor([1.0, 2.0, -1.0])
+    parallel = torch.stack([v, -2 * v, 0.5 * v, 3 * v])  # all rows on one line (sign does not matter)
+    assert metrics.condensation_index(parallel) == pytest.approx(1.0)
+    assert metrics.condensed_fraction(parallel) == 1.0
+    eye = torch.eye(4)
+    assert metrics.condensation_index(eye) == pytest.approx(0.0)
+    assert metrics.condensed_fraction(eye) == 0.0
+    # two blocks of two parallel rows, blocks orthogonal: 4 of the 12 ordered pairs have |cos| = 1
+    blocks = torch.tensor([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [0.0, -3.0]])
+    assert metrics.condensation_index(blocks) == pytest.approx(4 / 12)
+    assert metrics.condensed_fraction(blocks) == pytest.approx(4 / 12)
+
+
+def test_stable_rank_of_known_spectra():
+    assert metrics.stable_rank(torch.diag(torch.tensor([3.0, 3.0, 3.0]))) == pytest.approx(3.0)
+    assert metrics.stable_rank(torch.diag(torch.tensor([2.0, 1.0, 0.0]))) == pytest.approx(1.25)
+    u, v = torch.randn(5, 1), torch.randn(1, 7)
+    assert metrics.stable_rank(u @ v) == pytest.approx(1.0)
+    Q = torch.linalg.qr(torch.randn(6, 6, dtype=torch.float64)).Q  # rotations do not change it
+    assert metrics.stable_rank(Q @ torch.diag(torch.tensor([2.0, 1.0, 0, 0, 0, 0], dtype=torch.float64))) \
+        == pytest.approx(1.25)
+
+
+def test_embedding_order_number_line_vs_shuffled():
+    values = np.arange(20, 100)
+    g = torch.Generator().manual_seed(0)
+    direction = torch.randn(16, generator=g)
+    line = torch.tensor(values, dtype=torch.float64)[:, None] * direction.double() \
+        + 0.01 * torch.randn(80, 16, generator=g).double()
+    assert metrics.embedding_order(line, values) == pytest.approx(1.0, abs=1e-6)
+    assert metrics.embedding_order(-line, values) == pytest.approx(1.0, abs=1e-6)  # orientation ignored
+    shuffled = line[torch.randperm(80, generator=g)]
+    assert metrics.embedding_order(shuffled, values) < 0.4
+
+
+def test_subspace_alignment_inside_orthogonal_and_partial():
+    e = torch.eye(4, dtype=torch.float64)
+    assert metrics.subspace_alignment(e[:, :2], e[:, :2]) == pytest.approx(1.0)
+    assert metrics.subspace_alignment(e[:, :2], e[:, 2:]) == pytest.approx(0.0)
+    assert metrics.subspace_alignment(e[:, :1], e[:, :3]) == pytest.approx(1.0)  # smaller inside larger
+    half = torch.stack([e[0], (e[1] + e[2]) / math.sqrt(2)], 1)  # one shared axis, one at 45°
+    assert metrics.subspace_alignment(e[:, :2], half) == pytest.approx((1 + 0.5) / 2)
+    X = torch.randn(50, 2, dtype=torch.float64) @ torch.stack([e[0], e[3]])  # rows in span(e0, e3)
+    U = metrics.top_subspace(X, 2)
+    assert metrics.subspace_alignment(U, e[:, [0, 3]]) == pytest.approx(1.0)
+
+
+def test_logit_margin():
+    logits = torch.tensor([[2.0, 0.5, 1.0], [0.0, 3.0, 1.0]])
+    assert metrics.logit_margin(logits, torch.tensor([0, 2])) == pytest.approx((1.0 + -2.0) / 2)
+
+
+def test_instrumented_run_logs_the_c13_columns_and_trains_identically():
+    from critwin_lib import config, protocol, train
+
+    P = config.get_profile("smoke")
+    cfg = protocol.anchor_run(P, 0, config.WDSchedule.constant(0.1))
+    plain = train.train(cfg)
+    inst = train.train(config.replace(cfg, **{"train.instrument": True}))
+    cols = ["ci/wq1", "ci_frac/wq1", "srank/wq1", "srank/embed", "order/embed", "align/embed_resid",
+            "align/anchor_ov", "margin/test_ood", "margin/train"]
+    assert inst[cols].notna().all().all() and len(inst) == len(plain)
+    assert ((inst[cols[:-2]] >= 0).all().all() and (inst[["ci/wq1", "order/embed", "align/embed_resid",
+                                                          "align/anchor_ov"]] <= 1 + 1e-9).all().all())
+    pd.testing.assert_frame_equal(inst[plain.columns], plain)  # measuring does not change training
