@@ -43,19 +43,23 @@ def _on_grid(x: float, resolution: int) -> int:
 
 def find_edge(evaluate: Callable[[Sequence[int]], dict[int, float]], lo: int, hi: int, threshold: float,
               resolution: int, per_round: int = 2) -> Edge:
-    """Narrow [lo, hi] (both on the grid, on opposite sides of `threshold`) to one grid step.
+    """Narrow [lo, hi] (on opposite sides of `threshold`) to at most one grid step.
 
-    `evaluate(onsets)` returns {onset: mean OOD over seeds}. Raises ValueError when the two ends are on
-    the same side: there is no crossing to find in the bracket.
+    The ends may come from a coarser sweep off the grid; every onset evaluated inside lies on the
+    `resolution`-step grid. `evaluate(onsets)` returns {onset: mean OOD over seeds}. Raises ValueError
+    when the two ends are on the same side: there is no crossing to find in the bracket.
     """
-    if lo % resolution or hi % resolution or not lo < hi:
-        raise ValueError(f"need lo < hi on the {resolution}-step grid, got [{lo}, {hi}]")
+    if not lo < hi or resolution <= 0:
+        raise ValueError(f"need lo < hi and a positive resolution, got [{lo}, {hi}] and {resolution}")
     values = dict(evaluate([lo, hi]))
     if (values[lo] >= threshold) == (values[hi] >= threshold):
         raise ValueError(f"no crossing of {threshold} in [{lo}, {hi}]: mean OOD {values[lo]:.3f} and {values[hi]:.3f}")
     while hi - lo > resolution:
-        n = min(per_round, (hi - lo) // resolution - 1)
-        inner = sorted({_on_grid(lo + (hi - lo) * (i + 1) / (n + 1), resolution) for i in range(n)} - {lo, hi})
+        n = max(1, min(per_round, (hi - lo) // resolution - 1))
+        inner = sorted({min(max(_on_grid(lo + (hi - lo) * (i + 1) / (n + 1), resolution), lo + 1), hi - 1)
+                        for i in range(n)} - {lo, hi})
+        if not inner:  # no grid point strictly inside: the bracket is as narrow as the grid allows
+            break
         values.update(evaluate([o for o in inner if o not in values]))
         points = [lo, *inner, hi]
         for a, b in zip(points, points[1:], strict=False):  # the first sub-bracket that still crosses

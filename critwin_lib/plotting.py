@@ -172,3 +172,77 @@ def window_slider_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: st
         strokeDash=alt.StrokeDash("condition:N", legend=None),
     ).transform_filter(shown).properties(height=110)
     return alt.vconcat(top, bottom).add_params(pick).resolve_scale(color="shared")
+
+
+def fates_chart(curves: pd.DataFrame, title: str) -> alt.FacetChart:
+    """Train / ID-test / OOD accuracy over training (mean and band over seeds), one row per protocol:
+    the calibration page's evidence that both fates are reachable.
+    `curves`: columns protocol, condition, metric, step, mean, lo, hi, n."""
+    domain = list(dict.fromkeys(curves["condition"]))
+    names = {"train": "train pairs", "test_id": "held-out keys (ID)", "test_ood": "unseen pair (4,3) (OOD)"}
+    data = curves.assign(split=curves["metric"].map(names))
+    layers = _curve_layers(data, domain, "accuracy").properties(width=250, height=170)
+    return layers.facet(row=alt.Row("protocol:N", title=None),
+                        column=alt.Column("split:N", title=None, sort=list(names.values()))
+                        ).properties(title=title)
+
+
+def outcome_chart(per_run: pd.DataFrame, order: list[str], title: str, x: str = "condition",
+                  x_title: str = "weight decay") -> alt.LayerChart:
+    """Final OOD accuracy per run (dots) with the mean over seeds (bar) and max-over-training (tick)."""
+    domain = list(dict.fromkeys(order))
+    enc_x = alt.X(f"{x}:N", sort=order, title=x_title, axis=alt.Axis(labelAngle=0))
+    means = per_run.groupby(x, as_index=False)[["final_ood", "max_ood"]].mean()
+    bars = alt.Chart(means).mark_bar(opacity=0.35, size=28).encode(
+        x=enc_x, y=alt.Y("final_ood:Q", title="OOD accuracy (4,3)", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color(f"{x}:N", scale=color_scale(domain), legend=None),
+        tooltip=[f"{x}:N", alt.Tooltip("final_ood:Q", format=".3f", title="mean final"),
+                 alt.Tooltip("max_ood:Q", format=".3f", title="mean max")])
+    ticks = alt.Chart(means).mark_tick(thickness=2, size=30, color="black").encode(x=enc_x, y="max_ood:Q")
+    dots = alt.Chart(per_run).mark_circle(size=60, opacity=0.9).encode(
+        x=enc_x, y="final_ood:Q", color=alt.Color(f"{x}:N", scale=color_scale(domain), legend=None),
+        xOffset=alt.XOffset("seed:N"),
+        tooltip=[f"{x}:N", "seed:N", alt.Tooltip("final_ood:Q", format=".3f"),
+                 alt.Tooltip("max_ood:Q", format=".3f"), "fate:N", "t_mem:Q"])
+    return (bars + ticks + dots).properties(title=title, width=WIDTH, height=HEIGHT)
+
+
+def onset_chart(table: pd.DataFrame, per_run: pd.DataFrame, title: str, x: str = "onset",
+                x_title: str = "window onset (step)", color: str | None = None,
+                rules: pd.DataFrame | None = None) -> alt.LayerChart:
+    """Mean final OOD accuracy (line, bootstrap interval) against the window's onset, every seed as a
+    dot; `rules` (columns y, label) draws horizontal reference lines (no weight decay, threshold)."""
+    t = table[table["onset"] >= 0]
+    r = per_run[per_run["onset"] >= 0]
+    col = (alt.Color(f"{color}:N", scale=color_scale(list(dict.fromkeys(t[color]))), title=None)
+           if color else alt.value(COLORS["window"]))
+    X = alt.X(f"{x}:Q", title=x_title)
+    line = alt.Chart(t).mark_line(point=True, strokeWidth=2).encode(
+        x=X, y=alt.Y("final_ood:Q", title="final OOD accuracy (4,3)", scale=alt.Scale(domain=[0, 1])), color=col,
+        tooltip=[f"{x}:Q", "onset:Q", alt.Tooltip("final_ood:Q", format=".3f"), alt.Tooltip("ood_lo:Q", format=".3f"),
+                 alt.Tooltip("ood_hi:Q", format=".3f"), alt.Tooltip("max_ood:Q", format=".3f"), "reasoning:Q",
+                 "seeds:Q"])
+    band = alt.Chart(t).mark_errorbar(thickness=1.5).encode(x=X, y="ood_lo:Q", y2="ood_hi:Q", color=col)
+    dots = alt.Chart(r).mark_circle(size=28, opacity=0.45).encode(
+        x=X, y="final_ood:Q", color=col, tooltip=["onset:Q", "seed:N", alt.Tooltip("final_ood:Q", format=".3f"),
+                                                  "fate:N"])
+    layers = band + dots + line
+    if rules is not None and len(rules):
+        layers += alt.Chart(rules).mark_rule(strokeDash=[4, 3], color="#555").encode(y="y:Q", tooltip=["label:N"])
+        layers += alt.Chart(rules).mark_text(align="left", dx=4, dy=-6, color="#555").encode(
+            y="y:Q", x=alt.value(2), text="label:N")
+    return layers.properties(title=title, width=WIDTH, height=HEIGHT)
+
+
+def metrics_chart(curves: pd.DataFrame, title: str, columns: int = 2) -> alt.FacetChart:
+    """One small panel per measurement over training (mean and band over seeds), conditions in colour.
+    `curves`: columns condition, metric, step, mean, lo, hi, n."""
+    domain = list(dict.fromkeys(curves["condition"]))
+    base = alt.Chart().encode(x=alt.X("step:Q", title="training step"),
+                              color=alt.Color("condition:N", scale=color_scale(domain), title="weight decay"))
+    band = base.mark_area(opacity=0.18).encode(y=alt.Y("lo:Q", title=None), y2="hi:Q")
+    line = base.mark_line(strokeWidth=2).encode(y="mean:Q", tooltip=["condition:N", "step:Q",
+                                                                      alt.Tooltip("mean:Q", format=".3f")])
+    return alt.layer(band, line, data=curves).properties(width=260, height=150).facet(
+        facet=alt.Facet("metric:N", title=None, sort=list(dict.fromkeys(curves["metric"]))), columns=columns
+    ).resolve_scale(y="independent").properties(title=title)

@@ -1,14 +1,21 @@
 """The experimental protocol shared by the anchor-task claims: run configs built from a profile and
 the few knobs a claim varies (γ, seed, weight-decay schedule), with windows given as fractions of the
-run so one notebook serves every profile. Used by: c01 (and the later anchor claims).
+run so one notebook serves every profile. Used by every anchor-task claim notebook.
 
-Until the calibration page fixes them, the defaults follow the second CPU pilot (spec pilot.md):
-γ = 2 on σ₀ = d_model^-1/2 (std 0.25), lr 3e-4 after 200 warm-up steps, batch 256, in-window λ = 3.
+Calibrated on the `c00_calibration` page (spec §3.3, §4.3): base std σ₀ = 2·d_model^-1/2 = 0.25, so
+that γ = 1 without weight decay memorizes (the first CPU pilot's γ = 2 on d_model^-1/2); AdamW with
+200 warm-up steps then a constant lr, batch 256. Two protocols differ only in the learning rate and
+the in-window λ, with the same per-step shrink lr·λ = 9e-4 inside a window:
+
+* "mid-fit" (the default): lr 3e-4, window λ = 3; without weight decay the training set is fitted
+  around the middle of the run (t_mem ≈ T/2 at the quick profile), as the paper's windows imply;
+* "early-fit": lr 1e-3, window λ = 0.9; fitting ends after about a fifth of the run.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from critwin_lib.config import (
     AnchorTask,
@@ -46,11 +53,38 @@ def full_run(lam: float) -> WDSchedule:
     return WDSchedule.constant(lam)
 
 
-def anchor_run(profile: Profile | str, seed: int, wd: WDSchedule, gamma: float = 2.0,
-               task: AnchorTask | None = None, model: ModelConfig | None = None, **train: object) -> RunConfig:
-    """One anchor-task run at a profile's size."""
+SIGMA0 = 0.25  # base init std σ₀ = 2 · 64^-1/2: γ = 1 without weight decay memorizes (calibration page)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What the calibration fixed besides σ₀: the learning rate and the λ inside a 25 % window."""
+
+    name: str
+    lr: float
+    window_lambda: float
+    description: str
+
+
+PROTOCOLS = {p.name: p for p in (
+    Protocol("mid-fit", 3e-4, 3.0, "lr 3e-4: the training set is fitted around mid-run (default)"),
+    Protocol("early-fit", 1e-3, 0.9, "lr 1e-3: fitting ends after about a fifth of the run"),
+)}
+
+
+def get_protocol(name: str) -> Protocol:
+    if name not in PROTOCOLS:
+        raise ConfigError(f"protocol: unknown protocol {name!r}; known: {tuple(PROTOCOLS)}")
+    return PROTOCOLS[name]
+
+
+def anchor_run(profile: Profile | str, seed: int, wd: WDSchedule, gamma: float = 1.0,
+               task: AnchorTask | None = None, model: ModelConfig | None = None,
+               protocol: str = "mid-fit", **train: object) -> RunConfig:
+    """One anchor-task run at a profile's size under a calibrated protocol (`train` overrides win)."""
     p = get_profile(profile) if isinstance(profile, str) else profile
-    model = model if model is not None else ModelConfig(init_gamma=gamma)
+    model = model if model is not None else ModelConfig(init_gamma=gamma, init_sigma0=SIGMA0)
+    train = {"lr": get_protocol(protocol).lr, **train}
     return RunConfig(task=task if task is not None else p.task(), model=model, train=p.train(seed, **train), wd=wd)
 
 

@@ -25,7 +25,10 @@ def test_book_pages_exist_and_reference_no_external_script(smoke_site):
     html = smoke_site / "_build" / "html"
     pages = sorted(html.rglob("*.html"))
     names = {p.relative_to(html).as_posix() for p in pages}
-    assert {"index.html", "book/intro.html", "book/setup.html", "book/claims/c01_critical_window.html"} <= names
+    assert {"index.html", "book/intro.html", "book/setup.html", "book/claims/c00_calibration.html",
+            "book/claims/c01_critical_window.html", "book/claims/c02_budget_placement.html",
+            "book/claims/c03_sharp_onset.html", "book/claims/c04_window_vs_fitting.html",
+            "book/claims/c13_instrumentation.html"} <= names
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert not EXTERNAL.search(text), f"{page.name}: {EXTERNAL.search(text).group(0)}"
@@ -40,6 +43,11 @@ def test_intro_quotes_glued_numbers(smoke_site):
     cells = re.sub(r"<[^>]+>", "", row.group(0))
     assert re.search(r"window \d\.\d\d \[\d\.\d\d, \d\.\d\d\] vs full \d\.\d\d", cells), cells
     assert re.search(r"(not |partly )?reproduced", cells), cells
+    for claim in ("C2", "C3", "C4", "C4b", "C13"):  # every measured claim's row ends in a glued verdict
+        row = re.search(rf"<tr[^>]*>\s*<td[^>]*><p><a[^>]*>(?:<span[^>]*>)?{claim}(?:</span>)?</a>.*?</tr>", text, re.S)
+        assert row, f"no {claim} row"
+        cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(0), re.S)]
+        assert cells[3] not in {"", "—"} and cells[4] in {"reproduced", "partly reproduced", "not reproduced"}, cells
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):

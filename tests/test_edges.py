@@ -31,8 +31,16 @@ def test_find_edge_refuses_a_bracket_without_a_crossing():
     evaluate, _ = step_response(10_000)
     with pytest.raises(ValueError, match="no crossing"):
         find_edge(evaluate, 0, 6400, threshold=0.5, resolution=100)
-    with pytest.raises(ValueError, match="grid"):
-        find_edge(evaluate, 0, 6450, threshold=0.5, resolution=100)
+    with pytest.raises(ValueError, match="lo < hi"):
+        find_edge(evaluate, 6400, 0, threshold=0.5, resolution=100)
+
+
+@pytest.mark.parametrize("edge", [410, 433, 799])
+def test_find_edge_from_a_coarse_bracket_off_the_grid(edge):
+    evaluate, calls = step_response(edge)
+    e = find_edge(evaluate, 400, 800, threshold=0.5, resolution=32)
+    assert e.hi - e.lo <= 32 and e.lo < edge <= e.hi
+    assert all(o % 32 == 0 for batch in calls[1:] for o in batch)  # only the given ends are off the grid
 
 
 def test_transition_width():

@@ -15,7 +15,8 @@ NOTEBOOKS = claim_notebooks()
 
 
 def test_there_are_claim_notebooks():
-    assert [nb.stem for nb in NOTEBOOKS][:1] == ["c01_critical_window"]
+    assert {"c00_calibration", "c01_critical_window", "c02_budget_placement", "c03_sharp_onset",
+            "c04_window_vs_fitting", "c13_instrumentation"} <= {nb.stem for nb in NOTEBOOKS}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -41,10 +42,14 @@ def test_notebook_runs_at_smoke_and_glues_a_verdict(smoke_site, path):
             if meta:
                 glued[meta["name"]] = out["data"]
     prefix = path.stem.split("_")[0]
-    assert f"{prefix}_verdict" in glued
-    verdict = json.loads(json.dumps(glued[f"{prefix}_verdict"]))
-    text = next(iter(verdict.values()))
-    assert text.strip("'\"") in {"reproduced", "partly reproduced", "not reproduced"}
+    if prefix == "c00":  # the calibration page states which protocols give both fates, no verdict
+        assert {"c00_mid_fit_both_fates", "c00_early_fit_both_fates"} <= set(glued)
+        return
+    verdicts = [k for k in glued if k.startswith(f"{prefix}_verdict")]
+    assert verdicts
+    for key in verdicts:
+        text = next(iter(json.loads(json.dumps(glued[key])).values()))
+        assert text.strip("'\"") in {"reproduced", "partly reproduced", "not reproduced"}
 
 
 @pytest.mark.slow
