@@ -8,6 +8,7 @@ calls the same functions with each notebook's default parameters on the stored r
 from __future__ import annotations
 
 import ast
+import contextlib
 import csv
 import io
 import math
@@ -61,21 +62,18 @@ def c01(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, w
         "full, equal budget": protocol.full_run(budget / P.steps),
         "full, equal λ": protocol.full_run(window_lambda),
     }
-    runs, labels = [], []
+    specs = []
     for seed in seeds:
         for name, wd in references.items():
-            runs.append(protocol.anchor_run(P, seed, wd, gamma=gamma))
-            labels.append({"condition": name, "window_start": math.nan, "seed": seed})
+            specs.append(({"condition": name, "window_start": math.nan, "seed": seed},
+                          protocol.anchor_run(P, seed, wd, gamma=gamma)))
         for start, wd in windows.items():
-            runs.append(protocol.anchor_run(P, seed, wd, gamma=gamma))
-            labels.append({"condition": "window", "window_start": start, "seed": seed})
+            specs.append(({"condition": "window", "window_start": start, "seed": seed},
+                          protocol.anchor_run(P, seed, wd, gamma=gamma)))
     c1_start = c1_window.windows[0][0]
-    print(f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, {len(runs)} runs; C1 window "
+    print(f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, {len(specs)} runs; C1 window "
           f"[{c1_start}, {c1_window.windows[0][1]}) at λ = {window_lambda:g}, budget Σλ = {budget:g}")
-
-    sweep = experiment.sweep(runs, results_dir, workers=workers, train_missing=train_missing)
-    history = experiment.frame(sweep.results, labels)
-    per_run = experiment.summaries(sweep.results, labels)
+    history, per_run = _run_grid(specs, results_dir, train_missing, workers)
 
     main = per_run[per_run["window_start"].isna() | (per_run["window_start"] == c1_start)]
     order = ["none", "window", "full, equal budget", "full, equal λ"]
@@ -120,10 +118,24 @@ def fate(row: pd.Series | dict) -> str:
     return "other"
 
 
+class _Planned(Exception):
+    """Raised by the first `_run_grid` of a claim function while planning: carries its runs."""
+
+    def __init__(self, runs: list[config.RunConfig]) -> None:
+        super().__init__(f"{len(runs)} runs")
+        self.runs = runs
+
+
+_planning = False
+
+
 def _run_grid(specs: list[tuple[dict[str, Any], config.RunConfig]], results_dir: str, train_missing: bool,
               workers: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Make sure every run exists (training what is missing); return (histories, one row per run)."""
+    """Make sure every run exists (training what is missing); return (histories, one row per run).
+    A claim function's first call covers all its runs except those an edge finder adds later."""
     labels, runs = [lab for lab, _ in specs], [cfg for _, cfg in specs]
+    if _planning:
+        raise _Planned(runs)
     sw = experiment.sweep(runs, results_dir, workers=workers, train_missing=train_missing)
     per_run = experiment.summaries(sw.results, labels)
     per_run["fate"] = [fate(r) for _, r in per_run.iterrows()]
@@ -171,8 +183,10 @@ def c00(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: lis
     checks = [({"gamma": float(g), "seed": s}, protocol.anchor_run(P, s, config.WDSchedule.none(), gamma=g))
               for g in init_check for s in seeds]
     print(f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, {len(specs) + len(checks)} runs")
-    history, per_run = _run_grid(specs, results_dir, train_missing, workers)
-    _, init_runs = _run_grid(checks, results_dir, train_missing, workers) if checks else (None, pd.DataFrame())
+    history, per_run = _run_grid(specs + checks, results_dir, train_missing, workers)
+    is_check = per_run["protocol"].isna() if "gamma" in per_run else pd.Series(False, index=per_run.index)
+    init_runs, per_run = per_run[is_check], per_run[~is_check]
+    history = history[history["protocol"].notna()] if "gamma" in history else history
     init_table = condition_table(init_runs, ["gamma"]) if len(init_runs) else pd.DataFrame()
     if len(init_table):
         init_table.insert(1, "init std", init_table["gamma"] * protocol.SIGMA0)
@@ -280,6 +294,20 @@ def onset_grid(P: config.Profile, fracs: list) -> list[int]:
     return sorted({protocol.window_steps(P, f, 0.0001, ("onsets", "onsets"))[0] for f in fracs})
 
 
+def onset_specs(P: config.Profile, seeds: list[int], gamma: float, proto: str, onsets: list[int],
+                window_frac: float) -> list[tuple[dict[str, Any], config.RunConfig]]:
+    """No weight decay (onset -1), then one 25 % window at the protocol's λ at each onset, every seed."""
+    pr = protocol.get_protocol(proto)
+    length = protocol.window_steps(P, 0.0, window_frac)[1]
+    for o in onsets:
+        if o + length > P.steps:
+            raise config.ConfigError(f"onsets: a window at {o} ends after the run ({P.steps} steps)")
+    wds = [(-1, config.WDSchedule.none())] + [(o, config.WDSchedule.window(o, length, pr.window_lambda))
+                                              for o in onsets]
+    return [({"protocol": proto, "onset": o, "seed": s}, protocol.anchor_run(P, s, wd, gamma=gamma, protocol=proto))
+            for o, wd in wds for s in seeds]
+
+
 def onset_analysis(P: config.Profile, seeds: list[int], gamma: float, proto: str, onsets: list[int],
                    window_frac: float, results_dir: str, train_missing: bool, workers: int,
                    refine: bool = True) -> dict[str, Any]:
@@ -291,16 +319,10 @@ def onset_analysis(P: config.Profile, seeds: list[int], gamma: float, proto: str
     resolution = max(1, round(PAPER_RESOLUTION * P.steps / 20_000))
 
     def specs_for(on: list[int]) -> list:
-        return [({"protocol": proto, "onset": o, "seed": s},
-                 protocol.anchor_run(P, s, config.WDSchedule.window(o, length, pr.window_lambda), gamma=gamma,
-                                     protocol=proto)) for o in on for s in seeds]
+        return onset_specs(P, seeds, gamma, proto, on, window_frac)[len(seeds):]
 
-    base = [({"protocol": proto, "onset": -1, "seed": s},
-             protocol.anchor_run(P, s, config.WDSchedule.none(), gamma=gamma, protocol=proto)) for s in seeds]
-    for o in onsets:
-        if o + length > P.steps:
-            raise config.ConfigError(f"onsets: a window at {o} ends after the run ({P.steps} steps)")
-    history, per_run = _run_grid(base + specs_for(onsets), results_dir, train_missing, workers)
+    history, per_run = _run_grid(onset_specs(P, seeds, gamma, proto, onsets, window_frac), results_dir,
+                                 train_missing, workers)
     none = per_run[per_run["onset"] == -1]
     N, t_mem_none = float(none["final_ood"].mean()), float(none["t_mem"].mean())
     theta = (N + 0.61) / 2
@@ -401,6 +423,8 @@ def c04(*, profile: str, n_seeds: int, gamma: float, onset_fracs: dict, window_f
     grids = {name: onset_grid(P, fr) for name, fr in onset_fracs.items()}
     for name in grids:
         protocol.get_protocol(name)
+    _run_grid([sp for name, on in grids.items() for sp in onset_specs(P, seeds, gamma, name, on, window_frac)],
+              results_dir, train_missing, workers)  # every protocol's sweep at once (in parallel)
     analyses = [onset_analysis(P, seeds, gamma, name, on, window_frac, results_dir, train_missing, workers)
                 for name, on in grids.items()]
     verdict = _verdict_c04b(analyses)
@@ -490,6 +514,21 @@ def c13(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, w
 # ------------------------------------------------------------------------------- the scoreboard
 CLAIM_FUNCTIONS = {"c00_calibration": c00, "c01_critical_window": c01, "c02_budget_placement": c02,
                    "c03_sharp_onset": c03, "c04_window_vs_fitting": c04, "c13_instrumentation": c13}
+
+
+def planned_runs(stem: str, params: dict[str, Any]) -> list[config.RunConfig]:
+    """The runs a claim notebook will need with these parameters (an edge finder may add more),
+    without training or loading anything."""
+    global _planning
+    _planning = True
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            CLAIM_FUNCTIONS[stem](**params)
+    except _Planned as planned:
+        return planned.runs
+    finally:
+        _planning = False
+    return []
 
 
 def notebook_defaults(path: Path) -> dict[str, Any]:

@@ -264,14 +264,27 @@ def _run_on_dask(store: Store, todo: dict[str, RunConfig], workers: int, schedul
     return failures
 
 
-def _print_estimate(store: Store, todo: list[RunConfig], total: int, workers: int, where: str | None) -> None:
+def _print_estimate(store: Store, todo: list[RunConfig], total: int, workers: int, where: str | None,
+                    label: str = "sweep", note: str = "") -> None:
     """One line before training: how many runs, and roughly how long (from this store's measured speed)."""
     seconds = sum(store.ms_per_step(c.train.batch_size, c.model.n_layer) * c.train.steps / 1000 for c in todo)
     lanes = None if where else max(1, min(workers, len(todo)))
     where = where or f"{lanes} worker{'s' * (lanes != 1)}"
     wall = f"~{seconds / lanes / 60:.1f} min" if lanes else f"~{seconds / 60:.1f} worker-min"
-    print(f"sweep: {total} runs, {total - len(todo)} stored, {len(todo)} to train on {where}: {wall} (estimate)",
-          file=sys.stderr)
+    print(f"{label}: {total} runs, {total - len(todo)} stored, {len(todo)} to train on {where}: {wall} "
+          f"(estimate{note})", file=sys.stderr)
+
+
+def print_plan(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | None = None,
+               scheduler: str | None = None, label: str = "plan", note: str = "") -> int:
+    """The estimate line for a set of runs before anything starts; returns how many are missing."""
+    store = Store(root)
+    unique = {run_key(c): c for c in cfgs}
+    todo = [c for k, c in unique.items() if not store.has(k)]
+    scheduler = scheduler or os.environ.get("CRITWIN_SCHEDULER") or None
+    workers = (os.cpu_count() or 1) if workers is None or workers < 0 else max(1, workers)
+    _print_estimate(store, todo, len(unique), workers, f"cluster {scheduler}" if scheduler else None, label, note)
+    return len(todo)
 
 
 # -------------------------------------------------------------------------------------- frames

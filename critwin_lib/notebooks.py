@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from critwin_lib.config import ConfigError
+
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
 CLAIMS_OUT = REPO / "book" / "claims"
@@ -55,6 +57,28 @@ def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, An
     return out
 
 
+def plan(notebooks: list[Path], params: dict[str, Any]) -> None:
+    """Check every notebook's parameters and print, before anything runs, how many runs they need
+    and about how long the missing ones take. Raises ConfigError (naming the notebook) on a bad one."""
+    from critwin_lib import claims, experiment
+
+    by_dir: dict[Path, list] = {}
+    for nb in notebooks:
+        if nb.stem not in claims.CLAIM_FUNCTIONS:
+            continue
+        defaults = claims.notebook_defaults(nb)
+        p = {**defaults, **{k: v for k, v in params.items() if k in defaults}}  # papermill ignores the others
+        try:
+            runs = claims.planned_runs(nb.stem, p)
+        except ConfigError as e:
+            raise ConfigError(f"{nb.stem}: ConfigError: {e}") from None
+        by_dir.setdefault((nb.parent / str(p["results_dir"])).resolve(), []).extend(runs)
+    for results, runs in by_dir.items():
+        workers = int(params.get("workers", -1))
+        experiment.print_plan(runs, results, workers, label=f"reproduce: {len(notebooks)} notebooks need",
+                              note="; window-edge finders may add runs")
+
+
 def one_line_error(notebook: Path, err: BaseException) -> str:
     """`name: ErrorType: message` on one line (papermill's execution errors carry the kernel's)."""
     ename = getattr(err, "ename", type(err).__name__)
@@ -82,7 +106,13 @@ def main(argv: list[str] | None = None) -> int:
         params["train_missing"] = False
     from papermill.exceptions import PapermillExecutionError
 
-    for nb in args.notebooks or claim_notebooks():
+    notebooks = args.notebooks or claim_notebooks()
+    try:
+        plan(notebooks, params)
+    except ConfigError as e:  # a bad parameter: one line, before anything is trained
+        print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
+        return 1
+    for nb in notebooks:
         print(f"== {nb.stem} {params}", file=sys.stderr, flush=True)
         try:
             execute(nb, args.out, params, log_output=not args.quiet)

@@ -74,3 +74,16 @@ def test_shipped_quick_results_are_complete(tmp_path, path):
 
     out = execute(path, tmp_path, {"profile": "quick", "train_missing": False}, log_output=False)
     assert nbformat.read(out, as_version=4).metadata["papermill"]["exception"] is None
+
+
+def test_reproduce_prints_the_whole_plan_before_anything_runs(tmp_path, capsys):
+    from critwin_lib import claims, notebooks
+
+    notebooks.plan(NOTEBOOKS, {"profile": "paper", "results_dir": str(tmp_path / "results")})
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    m = __import__("re").match(r"reproduce: \d+ notebooks need: (\d+) runs, 0 stored, (\d+) to train on .*min", line)
+    assert m and m.group(1) == m.group(2) and int(m.group(1)) > 100, line
+    assert not (tmp_path / "results").exists()  # planning trains and writes nothing
+    defaults = claims.notebook_defaults(REPO / "notebooks" / "c03_sharp_onset.ipynb")
+    runs = claims.planned_runs("c03_sharp_onset", {**defaults, "profile": "paper"})
+    assert len(runs) == 12 * 8 and all(r.train.steps == 20_000 for r in runs)  # none + 7 onsets, 12 seeds
