@@ -30,6 +30,7 @@ COLORS: dict[str, str] = {
     "window": "#d62728",
     "early": "#ff7f0e",
     "mid": "#d62728",
+    "middle": "#d62728",
     "late": "#9467bd",
     "train": "#2ca02c",
     "test_id": "#8c564b",
@@ -181,7 +182,7 @@ def fates_chart(curves: pd.DataFrame, title: str) -> alt.FacetChart:
     domain = list(dict.fromkeys(curves["condition"]))
     names = {"train": "train pairs", "test_id": "held-out keys (ID)", "test_ood": "unseen pair (4,3) (OOD)"}
     data = curves.assign(split=curves["metric"].map(names))
-    layers = _curve_layers(data, domain, "accuracy").properties(width=250, height=170)
+    layers = _curve_layers(data, domain, "accuracy").properties(width=180, height=160)
     return layers.facet(row=alt.Row("protocol:N", title=None),
                         column=alt.Column("split:N", title=None, sort=list(names.values()))
                         ).properties(title=title)
@@ -222,7 +223,8 @@ def onset_chart(table: pd.DataFrame, per_run: pd.DataFrame, title: str, x: str =
         tooltip=[f"{x}:Q", "onset:Q", alt.Tooltip("final_ood:Q", format=".3f"), alt.Tooltip("ood_lo:Q", format=".3f"),
                  alt.Tooltip("ood_hi:Q", format=".3f"), alt.Tooltip("max_ood:Q", format=".3f"), "reasoning:Q",
                  "seeds:Q"])
-    band = alt.Chart(t).mark_errorbar(thickness=1.5).encode(x=X, y="ood_lo:Q", y2="ood_hi:Q", color=col)
+    band = alt.Chart(t).mark_errorbar(thickness=1.5).encode(
+        x=X, y=alt.Y("ood_lo:Q", title="final OOD accuracy (4,3)"), y2="ood_hi:Q", color=col)
     dots = alt.Chart(r).mark_circle(size=28, opacity=0.45).encode(
         x=X, y="final_ood:Q", color=col, tooltip=["onset:Q", "seed:N", alt.Tooltip("final_ood:Q", format=".3f"),
                                                   "fate:N"])
