@@ -248,3 +248,26 @@ def metrics_chart(curves: pd.DataFrame, title: str, columns: int = 2) -> alt.Fac
     return alt.layer(band, line, data=curves).properties(width=260, height=150).facet(
         facet=alt.Facet("metric:N", title=None, sort=list(dict.fromkeys(curves["metric"]))), columns=columns
     ).resolve_scale(y="independent").properties(title=title)
+
+
+def edge_vs_tmem_chart(edges: pd.DataFrame, steps: int, title: str) -> alt.LayerChart:
+    """Each protocol's onset edge (with its ± uncertainty) against its t_mem, over the diagonal
+    edge = t_mem. A protocol without an edge appears as a cross on the x axis.
+    `edges`: columns protocol, t_mem, edge, edge_pm."""
+    domain = list(dict.fromkeys(edges["protocol"]))
+    col = alt.Color("protocol:N", scale=color_scale(domain), title=None)
+    X = alt.X("t_mem:Q", title="t_mem without weight decay (step)", scale=alt.Scale(domain=[0, steps]))
+    Y = alt.Y("edge:Q", title="onset edge (step)", scale=alt.Scale(domain=[0, steps]))
+    diag = alt.Chart(pd.DataFrame({"t_mem": [0, steps], "edge": [0, steps]})).mark_line(
+        strokeDash=[4, 3], color="#999").encode(x=X, y=Y)
+    found = edges.dropna(subset=["edge"]).assign(lo=lambda d: d["edge"] - d["edge_pm"],
+                                                 hi=lambda d: d["edge"] + d["edge_pm"])
+    pts = alt.Chart(found).mark_point(size=90, filled=True).encode(
+        x=X, y=Y, color=col, tooltip=["protocol:N", "t_mem:Q", "edge:Q", "edge_pm:Q"])
+    bars = alt.Chart(found).mark_errorbar().encode(x=X, y=alt.Y("lo:Q", title="onset edge (step)"), y2="hi:Q",
+                                                   color=col)
+    missing = edges[edges["edge"].isna()].assign(edge=0)
+    crosses = alt.Chart(missing).mark_point(shape="cross", size=120, filled=True).encode(
+        x=X, y=Y, color=col, tooltip=["protocol:N", "t_mem:Q", alt.Tooltip("note:N")]
+    ).transform_calculate(note="'no edge'")
+    return (diag + bars + pts + crosses).properties(title=title, width=260, height=260)

@@ -9,7 +9,8 @@ the in-window λ, with the same per-step shrink lr·λ = 9e-4 inside a window:
 
 * "mid-fit" (the default): lr 3e-4, window λ = 3; without weight decay the training set is fitted
   around the middle of the run (t_mem ≈ T/2 at the quick profile), as the paper's windows imply;
-* "early-fit": lr 1e-3, window λ = 0.9; fitting ends after about a fifth of the run.
+* "early-fit": lr 1e-3, window λ = 0.9; fitting ends after about a fifth of the run;
+* "faster-fit": lr 5e-4, window λ = 1.8, in between (tried on the calibration page only).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class Protocol:
 
 PROTOCOLS = {p.name: p for p in (
     Protocol("mid-fit", 3e-4, 3.0, "lr 3e-4: the training set is fitted around mid-run (default)"),
+    Protocol("faster-fit", 5e-4, 1.8, "lr 5e-4: between the two (calibration page only)"),
     Protocol("early-fit", 1e-3, 0.9, "lr 1e-3: fitting ends after about a fifth of the run"),
 )}
 
