@@ -57,9 +57,10 @@ def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, An
     return out
 
 
-def plan(notebooks: list[Path], params: dict[str, Any]) -> None:
+def plan(notebooks: list[Path], params: dict[str, Any]) -> int:
     """Check every notebook's parameters and print, before anything runs, how many runs they need
-    and about how long the missing ones take. Raises ConfigError (naming the notebook) on a bad one."""
+    and about how long the missing ones take; return how many are missing. Raises ConfigError
+    (naming the notebook) on a bad parameter."""
     from critwin_lib import claims, experiment
 
     by_dir: dict[Path, list] = {}
@@ -73,10 +74,12 @@ def plan(notebooks: list[Path], params: dict[str, Any]) -> None:
         except ConfigError as e:
             raise ConfigError(f"{nb.stem}: ConfigError: {e}") from None
         by_dir.setdefault((nb.parent / str(p["results_dir"])).resolve(), []).extend(runs)
+    missing = 0
     for results, runs in by_dir.items():
         workers = int(params.get("workers", -1))
-        experiment.print_plan(runs, results, workers, label=f"reproduce: {len(notebooks)} notebooks need",
-                              note="; window-edge finders may add runs")
+        missing += experiment.print_plan(runs, results, workers, label=f"reproduce: {len(notebooks)} notebooks need",
+                                         note="; window-edge finders may add runs")
+    return missing
 
 
 def one_line_error(notebook: Path, err: BaseException) -> str:
@@ -108,9 +111,13 @@ def main(argv: list[str] | None = None) -> int:
 
     notebooks = args.notebooks or claim_notebooks()
     try:
-        plan(notebooks, params)
+        missing = plan(notebooks, params)
     except ConfigError as e:  # a bad parameter: one line, before anything is trained
         print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
+        return 1
+    if missing and args.no_train:
+        print(f"error: {missing} runs are missing from the results and --no-train was given; "
+              f"`make reproduce` trains them", file=sys.stderr)
         return 1
     for nb in notebooks:
         print(f"== {nb.stem} {params}", file=sys.stderr, flush=True)
