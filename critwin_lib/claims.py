@@ -178,7 +178,8 @@ def c00(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: lis
     for g in init_check:
         config.ModelConfig(init_gamma=g)
     specs = [({"protocol": name, "lambda": float(lam), "seed": s},
-              protocol.anchor_run(P, s, protocol.full_run(lam), gamma=gamma, protocol=name))
+              protocol.anchor_run(P, s, protocol.full_run(lam), gamma=gamma, protocol=name,
+                                  **({"wd_params": "all"} if lam == 0 else {})))  # λ = 0: the same run
              for name, lams in grid.items() for lam in lams for s in seeds]
     checks = [({"gamma": float(g), "seed": s}, protocol.anchor_run(P, s, config.WDSchedule.none(), gamma=g))
               for g in init_check for s in seeds]

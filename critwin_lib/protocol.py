@@ -10,7 +10,8 @@ the in-window λ, with the same per-step shrink lr·λ = 9e-4 inside a window:
 * "mid-fit" (the default): lr 3e-4, window λ = 3; without weight decay the training set is fitted
   around the middle of the run (t_mem ≈ T/2 at the quick profile), as the paper's windows imply;
 * "early-fit": lr 1e-3, window λ = 0.9; fitting ends after about a fifth of the run;
-* "faster-fit": lr 5e-4, window λ = 1.8, in between (tried on the calibration page only).
+* "faster-fit": lr 5e-4, window λ = 1.8, in between, and "mid-fit-matrices" (weight decay on weight
+  matrices and embeddings only), both tried on the calibration page only.
 """
 
 from __future__ import annotations
@@ -65,12 +66,15 @@ class Protocol:
     lr: float
     window_lambda: float
     description: str
+    wd_params: str = "all"  # which parameters weight decay shrinks ("matrices": not LayerNorm or biases)
 
 
 PROTOCOLS = {p.name: p for p in (
     Protocol("mid-fit", 3e-4, 3.0, "lr 3e-4: the training set is fitted around mid-run (default)"),
     Protocol("faster-fit", 5e-4, 1.8, "lr 5e-4: between the two (calibration page only)"),
     Protocol("early-fit", 1e-3, 0.9, "lr 1e-3: fitting ends after about a fifth of the run"),
+    Protocol("mid-fit-matrices", 3e-4, 3.0, "mid-fit, decaying weight matrices and embeddings only "
+             "(calibration page only)", wd_params="matrices"),
 )}
 
 
@@ -86,7 +90,8 @@ def anchor_run(profile: Profile | str, seed: int, wd: WDSchedule, gamma: float =
     """One anchor-task run at a profile's size under a calibrated protocol (`train` overrides win)."""
     p = get_profile(profile) if isinstance(profile, str) else profile
     model = model if model is not None else ModelConfig(init_gamma=gamma, init_sigma0=SIGMA0)
-    train = {"lr": get_protocol(protocol).lr, **train}
+    pr = get_protocol(protocol)
+    train = {"lr": pr.lr, "wd_params": pr.wd_params, **train}
     return RunConfig(task=task if task is not None else p.task(), model=model, train=p.train(seed, **train), wd=wd)
 
 
