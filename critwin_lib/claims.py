@@ -159,10 +159,6 @@ def condition_table(per_run: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return t.merge(extra, on=by, how="left")
 
 
-def _window_budget(P: config.Profile, window_frac: float, lam: float) -> float:
-    return lam * protocol.window_steps(P, 0.0, window_frac)[1]
-
-
 # --------------------------------------------------------------------------- calibration page
 def c00(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: list, results_dir: str,
         train_missing: bool = True, workers: int = -1) -> ClaimResult:
@@ -171,12 +167,6 @@ def c00(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: lis
     decay, the init scales of `init_check` (γ on σ₀). No scoreboard row."""
     P = config.get_profile(profile)
     seeds = protocol.seeds(P, n_seeds)
-    for name, lams in grid.items():
-        protocol.get_protocol(name)
-        for lam in lams:
-            config.WDSchedule.constant(lam)
-    for g in init_check:
-        config.ModelConfig(init_gamma=g)
     specs = [({"protocol": name, "lambda": float(lam), "seed": s},
               protocol.anchor_run(P, s, protocol.full_run(lam), gamma=gamma, protocol=name,
                                   **({"wd_params": "all"} if lam == 0 else {})))  # λ = 0: the same run
@@ -193,6 +183,8 @@ def c00(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: lis
         init_table.insert(1, "init std", init_table["gamma"] * protocol.SIGMA0)
     table = condition_table(per_run, ["protocol", "lambda"])
     table["t_mem_frac"] = table["t_mem"] / P.steps
+    numbers = {"profile": P.name, "seeds": len(seeds), "steps": P.steps, "sigma0": protocol.SIGMA0,
+               "gamma": float(gamma)}
     verdicts = {}
     for name in grid:
         t = table[table["protocol"] == name].set_index("lambda")
@@ -203,6 +195,12 @@ def c00(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: lis
                           "best_lambda": float(best.index[0]) if len(best) else math.nan,
                           "both_fates": bool(none_ok and full_ok),
                           "t_mem_none": float(t.loc[0.0, "t_mem"]) if 0.0 in t.index else math.nan}
+        tag = name.replace("-", "_")
+        numbers.update({f"{tag}_{k}": verdicts[name][k] for k in ("both_fates", "best_lambda", "t_mem_none")})
+        numbers[f"{tag}_t_mem_frac"] = verdicts[name]["t_mem_none"] / P.steps
+        for lam in t.index:
+            numbers[f"{tag}_ood_{lam:g}"] = float(t.loc[lam, "final_ood"])
+            numbers[f"{tag}_reasoning_{lam:g}"] = int(t.loc[lam, "reasoning"])
     curves = []
     for name, v in verdicts.items():
         keep = (history["protocol"] == name) & history["lambda"].isin([0.0, v["best_lambda"]])
@@ -211,16 +209,6 @@ def c00(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: lis
             curves.append(c.assign(metric=metric.split("/")[1]))
     curves = pd.concat(curves, ignore_index=True)
     curves["condition"] = [("none" if lam == 0 else f"full λ = {lam:g}") for lam in curves["lambda"]]
-    numbers = {"profile": P.name, "seeds": len(seeds), "steps": P.steps, "sigma0": protocol.SIGMA0,
-               "gamma": float(gamma)}
-    for name, v in verdicts.items():
-        tag = name.replace("-", "_")
-        numbers.update({f"{tag}_{k}": v[k] for k in ("both_fates", "best_lambda", "t_mem_none")})
-        numbers[f"{tag}_t_mem_frac"] = v["t_mem_none"] / P.steps
-        t = table[(table["protocol"] == name)].set_index("lambda")
-        for lam in t.index:
-            numbers[f"{tag}_ood_{lam:g}"] = float(t.loc[lam, "final_ood"])
-            numbers[f"{tag}_reasoning_{lam:g}"] = int(t.loc[lam, "reasoning"])
     for _, r in init_table.iterrows():
         numbers[f"init_ood_{r['gamma']:g}"] = float(r["final_ood"])
         numbers[f"init_memorizing_{r['gamma']:g}"] = int(r["memorizing"])
@@ -250,16 +238,16 @@ def c02(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_fr
     2,500-17,500 span scaled), against no weight decay."""
     P = config.get_profile(profile)
     seeds = protocol.seeds(P, n_seeds)
-    budget = _window_budget(P, window_frac, window_lambda)
-    schedules = {name: protocol.window(P, f, window_frac, window_lambda) for name, f in placements.items()}
+    placed = {name: protocol.window(P, f, window_frac, window_lambda) for name, f in placements.items()}
+    budget = schedules.budget(next(iter(placed.values())), P.steps)
     if len(span) != 2:
         raise config.ConfigError(f"span: must be [start_frac, end_frac], got {span!r}")
     s0, s1 = protocol.window_steps(P, span[0], span[1] - span[0], ("span", "span"))
     span_name = f"span {span[0]:g}–{span[1]:g}"
-    schedules[span_name] = config.WDSchedule(windows=((s0, s1, budget / (s1 - s0)),))
-    schedules = {"none": config.WDSchedule.none(), **schedules}
+    conditions = {"none": config.WDSchedule.none(), **placed,
+                  span_name: config.WDSchedule(windows=((s0, s1, budget / (s1 - s0)),))}
     specs = [({"condition": name, "seed": s}, protocol.anchor_run(P, s, wd, gamma=gamma))
-             for name, wd in schedules.items() for s in seeds]
+             for name, wd in conditions.items() for s in seeds]
     print(f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, {len(specs)} runs, budget Σλ = {budget:g}")
     history, per_run = _run_grid(specs, results_dir, train_missing, workers)
     table = condition_table(per_run, ["condition"]).set_index("condition")
@@ -285,14 +273,14 @@ def c02(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_fr
          "profile": P.name, "seeds": len(seeds), "verdict": v3},
     ]
     curves = stats.mean_ci(history, ["condition", "step"], "acc/test_ood")
-    sched = schedule_frame(schedules, P.steps)
+    sched = schedule_frame(conditions, P.steps)
     return ClaimResult(rows, numbers, {"history": history, "per_run": per_run, "table": table.reset_index(),
-                                       "curves": curves, "schedules": sched}, {"order": list(schedules)})
+                                       "curves": curves, "schedules": sched}, {"order": list(conditions)})
 
 
 # ------------------------------------------------------------------------------------------ C4
 def onset_grid(P: config.Profile, fracs: list) -> list[int]:
-    return sorted({protocol.window_steps(P, f, 0.0001, ("onsets", "onsets"))[0] for f in fracs})
+    return sorted({P.step_at(f, "onset_fracs") for f in fracs})
 
 
 def onset_specs(P: config.Profile, seeds: list[int], gamma: float, proto: str, onsets: list[int],
@@ -315,8 +303,6 @@ def onset_analysis(P: config.Profile, seeds: list[int], gamma: float, proto: str
     """An onset sweep of one protocol's 25 % window at equal λ, its no-weight-decay baseline, and the
     onset edge: the first upward crossing of θ = (N + 0.61) / 2 between neighbouring onsets of the sweep,
     narrowed by bisection to the paper's resolution scaled to the run (100 steps at 20k)."""
-    pr = protocol.get_protocol(proto)
-    length = protocol.window_steps(P, 0.0, window_frac)[1]
     resolution = max(1, round(PAPER_RESOLUTION * P.steps / 20_000))
 
     def specs_for(on: list[int]) -> list:
@@ -333,13 +319,12 @@ def onset_analysis(P: config.Profile, seeds: list[int], gamma: float, proto: str
     extra_hist, extra_runs = [], []
 
     def evaluate(on) -> dict[int, float]:
+        means = {o: float(coarse[o]) for o in on if o in coarse.index}
         todo = [o for o in on if o not in coarse.index]
-        h, r = _run_grid(specs_for(todo), results_dir, train_missing, workers) if todo else (None, None)
         if todo:
+            h, r = _run_grid(specs_for(todo), results_dir, train_missing, workers)
             extra_hist.append(h)
             extra_runs.append(r)
-        means = {o: float(coarse[o]) for o in on if o in coarse.index}
-        if todo:
             means.update(r.groupby("onset")["final_ood"].mean().to_dict())
         return means
 
@@ -355,7 +340,7 @@ def onset_analysis(P: config.Profile, seeds: list[int], gamma: float, proto: str
     width = edges.transition_width(means.index.tolist(), means.tolist(), N + CHANCE_BAND, 0.61)
     return {"protocol": proto, "N": N, "t_mem_none": t_mem_none, "theta": theta, "resolution": resolution,
             "bracket": bracket, "edge": found, "width": width, "per_run": per_run, "history": history,
-            "length": length, "lambda": pr.window_lambda}
+            "lambda": protocol.get_protocol(proto).window_lambda}
 
 
 def _verdict_c04(a: dict[str, Any]) -> str:
@@ -424,8 +409,6 @@ def c04(*, profile: str, n_seeds: int, gamma: float, onset_fracs: dict, window_f
     P = config.get_profile(profile)
     seeds = protocol.seeds(P, n_seeds)
     grids = {name: onset_grid(P, fr) for name, fr in onset_fracs.items()}
-    for name in grids:
-        protocol.get_protocol(name)
     _run_grid([sp for name, on in grids.items() for sp in onset_specs(P, seeds, gamma, name, on, window_frac)],
               results_dir, train_missing, workers)  # every protocol's sweep at once (in parallel)
     analyses = [onset_analysis(P, seeds, gamma, name, on, window_frac, results_dir, train_missing, workers)
@@ -465,9 +448,13 @@ C13_METRICS = {
 C13_DIRECTION = {"ci/wq1": 1, "srank/embed": -1, "order/embed": 1, "align/embed_resid": 1}  # reasoning vs memorizing
 
 
-def _verdict_c13(diffs: dict[str, tuple[float, float, float]]) -> str:
-    agree = sum(1 for k, s in C13_DIRECTION.items() if s * diffs[k][1] > 0 and s * diffs[k][2] > 0)
-    return "reproduced" if agree >= 3 else ("partly reproduced" if agree >= 1 else "not reproduced")
+def _agreeing_c13(diffs: dict[str, tuple[float, float, float]]) -> list[str]:
+    """The metrics whose interval of the difference excludes 0 in the predicted direction."""
+    return [k for k, s in C13_DIRECTION.items() if s * diffs[k][1] > 0 and s * diffs[k][2] > 0]
+
+
+def _verdict_c13(n_agree: int) -> str:
+    return "reproduced" if n_agree >= 3 else ("partly reproduced" if n_agree >= 1 else "not reproduced")
 
 
 def c13(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, window_frac: float,
@@ -493,11 +480,11 @@ def c13(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, w
         rows.append({"metric": C13_METRICS[k], "key": k, "window": float(w.mean()), "none": float(n.mean()),
                      "difference": float(np.mean(d)), "lo": lo, "hi": hi,
                      "predicted sign": {1: "+", -1: "−"}.get(C13_DIRECTION.get(k, 0), "")})
-    verdict = _verdict_c13(diffs)
-    agree = [C13_METRICS[k] for k, s in C13_DIRECTION.items() if s * diffs[k][1] > 0 and s * diffs[k][2] > 0]
+    agree = [C13_METRICS[k] for k in _agreeing_c13(diffs)]
+    verdict = _verdict_c13(len(agree))
+    ood = {r["key"]: r for r in rows}["acc/test_ood"]
     numbers = {"profile": P.name, "seeds": len(seeds), "verdict": verdict, "n_agree": len(agree),
-               "ood_window": diffs["acc/test_ood"][0] + float(last[last["condition"] == "none"]["acc/test_ood"].mean()),
-               "ood_none": float(last[last["condition"] == "none"]["acc/test_ood"].mean())}
+               "ood_window": ood["window"], "ood_none": ood["none"]}
     for k, (m, lo, hi) in diffs.items():
         tag = k.replace("/", "_")
         numbers.update({f"d_{tag}": m, f"d_{tag}_lo": lo, f"d_{tag}_hi": hi})

@@ -188,6 +188,12 @@ class Sweep:
     failures: list[tuple[RunConfig, str]] = field(default_factory=list)
 
 
+def _where(workers: int | None, scheduler: str | None) -> tuple[int, str | None]:
+    """Worker processes (None or -1: one per core) and the scheduler address (default $CRITWIN_SCHEDULER)."""
+    workers = (os.cpu_count() or 1) if workers is None or workers < 0 else workers
+    return workers, scheduler or os.environ.get("CRITWIN_SCHEDULER") or None
+
+
 def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | None = None,
           scheduler: str | None = None, train_missing: bool = True, compile: bool | None = None,
           allow_failures: bool = False, progress: bool = True, client=None) -> Sweep:
@@ -202,8 +208,7 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
     store = Store(root)
     keys = [run_key(c) for c in cfgs]
     todo = {k: c for k, c in zip(keys, cfgs, strict=True) if not store.has(k)}
-    scheduler = scheduler or os.environ.get("CRITWIN_SCHEDULER") or None
-    workers = (os.cpu_count() or 1) if workers is None or workers < 0 else workers
+    workers, scheduler = _where(workers, scheduler)
     if todo and not train_missing:
         raise MissingResults(f"{len(todo)} of {len(set(keys))} runs are not in {store.runs}; "
                              f"run `make reproduce` to train them")
@@ -281,8 +286,7 @@ def print_plan(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int 
     store = Store(root)
     unique = {run_key(c): c for c in cfgs}
     todo = [c for k, c in unique.items() if not store.has(k)]
-    scheduler = scheduler or os.environ.get("CRITWIN_SCHEDULER") or None
-    workers = (os.cpu_count() or 1) if workers is None or workers < 0 else max(1, workers)
+    workers, scheduler = _where(workers, scheduler)
     _print_estimate(store, todo, len(unique), workers, f"cluster {scheduler}" if scheduler else None, label, note)
     return len(todo)
 

@@ -39,14 +39,17 @@ def trained_shift_fraction(pred: np.ndarray, keys: np.ndarray, trained_shifts: l
 
 
 @torch.no_grad()
-def evaluate(model: torch.nn.Module, task: TaskData, tensors: dict[str, tuple[torch.Tensor, torch.Tensor]]
-             ) -> dict[str, float]:
-    """Accuracy and loss on every split; on the OOD split(s) also the share of trained shifts."""
+def evaluate(model: torch.nn.Module, task: TaskData, tensors: dict[str, tuple[torch.Tensor, torch.Tensor]],
+             logits_out: dict[str, torch.Tensor] | None = None) -> dict[str, float]:
+    """Accuracy and loss on every split; on the OOD split(s) also the share of trained shifts.
+    `logits_out`, if given, receives each split's last-position logits (for `instrument`)."""
     was_training = model.training
     model.eval()
     out: dict[str, float] = {}
     for name, (x, y) in tensors.items():
         logits = last_logits(model, x)
+        if logits_out is not None:
+            logits_out[name] = logits
         out[f"acc/{name}"] = accuracy(logits, y)
         out[f"loss/{name}"] = F.cross_entropy(logits, y).item()
         if name.startswith("test_ood"):
@@ -148,9 +151,10 @@ def logit_margin(logits: torch.Tensor, targets: torch.Tensor) -> float:
 
 
 @torch.no_grad()
-def instrument(model: torch.nn.Module, tensors: dict[str, tuple[torch.Tensor, torch.Tensor]], k: int = 2
-               ) -> dict[str, float]:
-    """The C13 measurements of the model's inside, for one evaluation step."""
+def instrument(model: torch.nn.Module, tensors: dict[str, tuple[torch.Tensor, torch.Tensor]],
+               logits: dict[str, torch.Tensor], k: int = 2) -> dict[str, float]:
+    """The C13 measurements of the model's inside, for one evaluation step; `logits` are the
+    evaluation's last-position logits per split (`evaluate(..., logits_out=...)`)."""
     was_training = model.training
     model.eval()
     C = model.cfg.d_model
@@ -171,9 +175,8 @@ def instrument(model: torch.nn.Module, tensors: dict[str, tuple[torch.Tensor, to
         "order/embed": embedding_order(keys, np.array(KEY_TOKENS)),
         "align/embed_resid": subspace_alignment(top_subspace(keys, k), top_subspace(h_ood, k)),
         "align/anchor_ov": subspace_alignment(anchor_span, top_subspace(ov1, k, center=False)),
-        "margin/test_ood": logit_margin(model.head(h_ood), y_ood),
+        "margin/test_ood": logit_margin(logits["test_ood"], y_ood),
+        "margin/train": logit_margin(logits["train"], tensors["train"][1]),
     }
-    x_tr, y_tr = tensors["train"]
-    out["margin/train"] = logit_margin(last_logits(model, x_tr), y_tr)
     model.train(was_training)
     return out

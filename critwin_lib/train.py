@@ -122,9 +122,10 @@ def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
         if step % t.eval_every == 0 or step == t.steps:
             row = {"step": step, "lr": lr_at(t, min(step, t.steps - 1)), "wd": wd_at(cfg.wd, min(step, t.steps - 1)),
                    "loss/batch": loss_sum / loss_n if loss_n else float("nan")}
-            row.update(evaluate(model, task, evals))
+            logits: dict[str, torch.Tensor] = {}
+            row.update(evaluate(model, task, evals, logits if t.instrument else None))
             if t.instrument:
-                row.update(instrument(model, evals))
+                row.update(instrument(model, evals, logits))
             rows.append(row)
             loss_sum, loss_n = 0.0, 0
             bar.set_postfix(ood=f"{row['acc/test_ood']:.2f}", train=f"{row['acc/train']:.2f}")
