@@ -560,7 +560,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help="default: <results>/claims.csv (quick) or claims_<profile>.csv; '-' for stdout")
     args = ap.parse_args(argv)
-    text = to_csv(scoreboard(args.profile, args.results))
+    with contextlib.redirect_stdout(sys.stderr):  # the claims' progress lines must not mix with `--out -`
+        text = to_csv(scoreboard(args.profile, args.results))
     if str(args.out) == "-":
         sys.stdout.write(text)
     else:
