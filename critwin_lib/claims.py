@@ -44,14 +44,30 @@ def _verdict_c01(W: float, F: float, N: float) -> str:
     return "not reproduced"
 
 
+def _protocol(name: str) -> protocol.Protocol:
+    """The notebook parameter `protocol_name`, checked."""
+    if name not in protocol.PROTOCOLS:
+        raise config.ConfigError(f"protocol_name: unknown protocol {name!r}; known: {tuple(protocol.PROTOCOLS)}")
+    return protocol.PROTOCOLS[name]
+
+
+def _window_lambda(proto: str, window_lambda: float) -> float:
+    """A claim's in-window λ: the protocol's when the notebook leaves `window_lambda` at 0."""
+    pr = _protocol(proto)
+    if not isinstance(window_lambda, int | float) or not math.isfinite(window_lambda) or window_lambda < 0:
+        raise config.ConfigError(f"window_lambda: must be >= 0 (0: the protocol's), got {window_lambda!r}")
+    return float(window_lambda) or pr.window_lambda
+
+
 def c01(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, window_frac: float,
         window_lambda: float, slider_starts: list, results_dir: str, train_missing: bool = True,
-        workers: int = -1) -> ClaimResult:
+        workers: int = -1, protocol_name: str = protocol.DEFAULT_PROTOCOL) -> ClaimResult:
     """C1: none vs full-run weight decay (equal budget, equal λ) vs one 25 % window, same γ and seeds.
     Parameters are the notebook's (its parameters cell holds the defaults). Every one is checked (a bad
     one raises ConfigError naming it) before anything is trained."""
     P = config.get_profile(profile)
     seeds = protocol.seeds(P, n_seeds)
+    window_lambda = _window_lambda(protocol_name, window_lambda)
     c1_window = protocol.window(P, window_start_frac, window_frac, window_lambda)
     start_fracs = sorted(set(slider_starts) | {window_start_frac})
     windows = {protocol.window_steps(P, f, window_frac)[0]: protocol.window(P, f, window_frac, window_lambda)
@@ -66,13 +82,13 @@ def c01(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, w
     for seed in seeds:
         for name, wd in references.items():
             specs.append(({"condition": name, "window_start": math.nan, "seed": seed},
-                          protocol.anchor_run(P, seed, wd, gamma=gamma)))
+                          protocol.anchor_run(P, seed, wd, gamma=gamma, protocol=protocol_name)))
         for start, wd in windows.items():
             specs.append(({"condition": "window", "window_start": start, "seed": seed},
-                          protocol.anchor_run(P, seed, wd, gamma=gamma)))
+                          protocol.anchor_run(P, seed, wd, gamma=gamma, protocol=protocol_name)))
     c1_start = c1_window.windows[0][0]
-    print(f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, {len(specs)} runs; C1 window "
-          f"[{c1_start}, {c1_window.windows[0][1]}) at λ = {window_lambda:g}, budget Σλ = {budget:g}")
+    print(f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, {len(specs)} runs; "
+          f"C1 window [{c1_start}, {c1_window.windows[0][1]}) at λ = {window_lambda:g}, budget Σλ = {budget:g}")
     history, per_run = _run_grid(specs, results_dir, train_missing, workers)
 
     main = per_run[per_run["window_start"].isna() | (per_run["window_start"] == c1_start)]
@@ -82,13 +98,16 @@ def c01(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, w
     W, F, N, F_lam = (float(table.loc[c, "mean"]) for c in ("window", "full, equal budget", "none", "full, equal λ"))
     W_lo, W_hi = float(table.loc["window", "lo"]), float(table.loc["window", "hi"])
     verdict = _verdict_c01(W, F, N)
+    Wmax, Fmax, Nmax = (float(table.loc[c, "max_ood"]) for c in ("window", "full, equal budget", "none"))
     numbers = {"verdict": verdict, "profile": P.name, "seeds": len(seeds), "gamma": float(gamma),
+               "protocol": protocol_name, "window_lambda": window_lambda, "full_lambda": budget / P.steps,
                "ood_window": W, "ood_window_lo": W_lo, "ood_window_hi": W_hi, "ood_full": F,
-               "ood_full_lambda": F_lam, "ood_none": N}
+               "ood_full_lambda": F_lam, "ood_none": N, "max_window": Wmax, "max_full": Fmax, "max_none": Nmax}
     row = {"claim": "C1", "statement": "WD in one 25% window matches WD over the whole run",
            "paper": "OOD 0.93 (window) vs 0.91 (full)",
            "ours": f"window {W:.2f} [{W_lo:.2f}, {W_hi:.2f}] vs full {F:.2f} (equal budget), "
-                   f"{F_lam:.2f} (equal λ); none {N:.2f}",
+                   f"{F_lam:.2f} (equal λ); none {N:.2f}; max-over-training: window {Wmax:.2f}, full {Fmax:.2f}, "
+                   f"none {Nmax:.2f}",
            "profile": P.name, "seeds": len(seeds), "verdict": verdict}
     curves = stats.mean_ci(history, ["condition", "window_start", "step"], "acc/test_ood")
     sched = pd.concat(
@@ -168,8 +187,7 @@ def c00(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: lis
     P = config.get_profile(profile)
     seeds = protocol.seeds(P, n_seeds)
     specs = [({"protocol": name, "lambda": float(lam), "seed": s},
-              protocol.anchor_run(P, s, protocol.full_run(lam), gamma=gamma, protocol=name,
-                                  **({"wd_params": "all"} if lam == 0 else {})))  # λ = 0: the same run
+              protocol.anchor_run(P, s, protocol.full_run(lam), gamma=gamma, protocol=name))
              for name, lams in grid.items() for lam in lams for s in seeds]
     checks = [({"gamma": float(g), "seed": s}, protocol.anchor_run(P, s, config.WDSchedule.none(), gamma=g))
               for g in init_check for s in seeds]
@@ -233,11 +251,13 @@ def _verdict_c03(E: float, L: float, N: float, M: float) -> str:
 
 
 def c02(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float, window_lambda: float,
-        span: list, results_dir: str, train_missing: bool = True, workers: int = -1) -> ClaimResult:
+        span: list, results_dir: str, train_missing: bool = True, workers: int = -1,
+        protocol_name: str = protocol.DEFAULT_PROTOCOL) -> ClaimResult:
     """C2/C3: the same budget Σλ in an early, a middle and a late window (and over the paper's
     2,500-17,500 span scaled), against no weight decay."""
     P = config.get_profile(profile)
     seeds = protocol.seeds(P, n_seeds)
+    window_lambda = _window_lambda(protocol_name, window_lambda)
     placed = {name: protocol.window(P, f, window_frac, window_lambda) for name, f in placements.items()}
     budget = schedules.budget(next(iter(placed.values())), P.steps)
     if len(span) != 2:
@@ -246,7 +266,7 @@ def c02(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_fr
     span_name = f"span {span[0]:g}–{span[1]:g}"
     conditions = {"none": config.WDSchedule.none(), **placed,
                   span_name: config.WDSchedule(windows=((s0, s1, budget / (s1 - s0)),))}
-    specs = [({"condition": name, "seed": s}, protocol.anchor_run(P, s, wd, gamma=gamma))
+    specs = [({"condition": name, "seed": s}, protocol.anchor_run(P, s, wd, gamma=gamma, protocol=protocol_name))
              for name, wd in conditions.items() for s in seeds]
     print(f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, {len(specs)} runs, budget Σλ = {budget:g}")
     history, per_run = _run_grid(specs, results_dir, train_missing, workers)
@@ -257,7 +277,8 @@ def c02(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_fr
     Emax, Mmax = (float(table.loc[n, "max_ood"]) for n in names[:2])
     v2, v3 = _verdict_c02(M, E, N), _verdict_c03(E, L, N, M)
     ratio = M / E if E > 0 else math.inf
-    numbers = {"profile": P.name, "seeds": len(seeds), "budget": budget, "ood_early": E, "ood_middle": M,
+    numbers = {"profile": P.name, "seeds": len(seeds), "protocol": protocol_name, "window_lambda": window_lambda,
+               "budget": budget, "ood_early": E, "ood_middle": M,
                "ood_late": L, "ood_none": N, "ood_span": float(table.loc[span_name, "final_ood"]),
                "ratio": ratio, "max_ratio": Mmax / Emax if Emax > 0 else math.inf,
                "verdict_c2": v2, "verdict_c3": v3}
@@ -316,6 +337,8 @@ def onset_analysis(P: config.Profile, seeds: list[int], gamma: float, proto: str
     coarse = per_run[per_run["onset"] >= 0].groupby("onset")["final_ood"].mean()
     bracket = next(((a, b) for a, b in zip(coarse.index, coarse.index[1:], strict=False)
                     if coarse[a] < theta <= coarse[b]), None)
+    falling = next(((a, b) for a, b in zip(coarse.index, coarse.index[1:], strict=False)
+                    if coarse[a] >= theta > coarse[b]), None)  # a closing edge: reported, not bisected
     extra_hist, extra_runs = [], []
 
     def evaluate(on) -> dict[int, float]:
@@ -339,7 +362,8 @@ def onset_analysis(P: config.Profile, seeds: list[int], gamma: float, proto: str
     means = swept.groupby("onset")["final_ood"].mean()
     width = edges.transition_width(means.index.tolist(), means.tolist(), N + CHANCE_BAND, 0.61)
     return {"protocol": proto, "N": N, "t_mem_none": t_mem_none, "theta": theta, "resolution": resolution,
-            "bracket": bracket, "edge": found, "width": width, "per_run": per_run, "history": history,
+            "bracket": bracket, "falling": falling, "edge": found, "width": width, "per_run": per_run,
+            "history": history,
             "lambda": protocol.get_protocol(proto).window_lambda}
 
 
@@ -357,18 +381,20 @@ def _onset_table(a: dict[str, Any]) -> pd.DataFrame:
 
 
 def c03(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, window_frac: float, results_dir: str,
-        train_missing: bool = True, workers: int = -1) -> ClaimResult:
+        train_missing: bool = True, workers: int = -1, protocol_name: str = protocol.DEFAULT_PROTOCOL) -> ClaimResult:
     """C4: sweep the 25 % window's onset across the run; find the onset edge and how sharp it is."""
     P = config.get_profile(profile)
     seeds = protocol.seeds(P, n_seeds)
     onsets = onset_grid(P, onset_fracs)
-    print(f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, onsets {onsets}")
-    a = onset_analysis(P, seeds, gamma, "mid-fit", onsets, window_frac, results_dir, train_missing, workers)
+    _protocol(protocol_name)
+    print(f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, onsets {onsets}")
+    a = onset_analysis(P, seeds, gamma, protocol_name, onsets, window_frac, results_dir, train_missing, workers)
     verdict = _verdict_c04(a)
     table = _onset_table(a)
     swept = table[table["onset"] >= 0]
     e = a["edge"]
-    numbers = {"profile": P.name, "seeds": len(seeds), "verdict": verdict, "ood_none": a["N"], "theta": a["theta"],
+    numbers = {"profile": P.name, "seeds": len(seeds), "verdict": verdict, "protocol": protocol_name,
+               "window_lambda": a["lambda"], "ood_none": a["N"], "theta": a["theta"],
                "resolution": a["resolution"], "t_mem_none": a["t_mem_none"],
                "min_onset_ood": float(swept["final_ood"].min()), "max_onset_ood": float(swept["final_ood"].max()),
                "edge": e.edge if e else math.nan, "edge_pm": e.uncertainty if e else math.nan,
@@ -408,6 +434,11 @@ def c04(*, profile: str, n_seeds: int, gamma: float, onset_fracs: dict, window_f
     edge move with t_mem?"""
     P = config.get_profile(profile)
     seeds = protocol.seeds(P, n_seeds)
+    if not isinstance(onset_fracs, dict) or not onset_fracs:
+        raise config.ConfigError(f"onset_fracs: must map protocol names to onset fractions, got {onset_fracs!r}")
+    for name in onset_fracs:
+        if name not in protocol.PROTOCOLS:
+            raise config.ConfigError(f"onset_fracs: unknown protocol {name!r}; known: {tuple(protocol.PROTOCOLS)}")
     grids = {name: onset_grid(P, fr) for name, fr in onset_fracs.items()}
     _run_grid([sp for name, on in grids.items() for sp in onset_specs(P, seeds, gamma, name, on, window_frac)],
               results_dir, train_missing, workers)  # every protocol's sweep at once (in parallel)
@@ -458,15 +489,17 @@ def _verdict_c13(n_agree: int) -> str:
 
 
 def c13(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, window_frac: float,
-        results_dir: str, train_missing: bool = True, workers: int = -1) -> ClaimResult:
+        results_dir: str, train_missing: bool = True, workers: int = -1,
+        protocol_name: str = protocol.DEFAULT_PROTOCOL) -> ClaimResult:
     """C13: the structural measurements over training, for the C1 window (reasoning) and no weight
     decay (memorizing), same seeds."""
     P = config.get_profile(profile)
     seeds = protocol.seeds(P, n_seeds)
-    pr = protocol.get_protocol("mid-fit")
+    pr = _protocol(protocol_name)
     conds = {"none": config.WDSchedule.none(),
              "window": protocol.window(P, window_start_frac, window_frac, pr.window_lambda)}
-    specs = [({"condition": c, "seed": s}, protocol.anchor_run(P, s, wd, gamma=gamma, instrument=True))
+    specs = [({"condition": c, "seed": s}, protocol.anchor_run(P, s, wd, gamma=gamma, protocol=protocol_name,
+                                                               instrument=True))
              for c, wd in conds.items() for s in seeds]
     history, per_run = _run_grid(specs, results_dir, train_missing, workers)
     last = history[history["step"] == P.steps]
@@ -484,6 +517,7 @@ def c13(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, w
     verdict = _verdict_c13(len(agree))
     ood = {r["key"]: r for r in rows}["acc/test_ood"]
     numbers = {"profile": P.name, "seeds": len(seeds), "verdict": verdict, "n_agree": len(agree),
+               "protocol": protocol_name, "window_lambda": pr.window_lambda,
                "ood_window": ood["window"], "ood_none": ood["none"]}
     for k, (m, lo, hi) in diffs.items():
         tag = k.replace("/", "_")

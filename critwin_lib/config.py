@@ -206,6 +206,11 @@ class WDSchedule:
         return cls.window(start, length, budget / length)
 
     @property
+    def is_none(self) -> bool:
+        """True when λ is 0 at every step."""
+        return self.base == 0 and all(v == 0 for _, _, v in self.windows)
+
+    @property
     def label(self) -> str:
         if not self.windows:
             return "none" if self.base == 0 else f"constant λ={self.base:g}"

@@ -132,7 +132,8 @@ def git_commit() -> str | None:
         return None
 
 
-def execute(cfg_dict: dict[str, Any], compile: bool | None = None) -> tuple[dict[str, list], dict[str, Any]]:
+def execute(cfg_dict: dict[str, Any], compile: bool | None = None, progress: bool = False
+            ) -> tuple[dict[str, list], dict[str, Any]]:
     """Train one run (in this process, or on a Dask worker) and return (history columns, meta)."""
     import torch
 
@@ -142,7 +143,7 @@ def execute(cfg_dict: dict[str, Any], compile: bool | None = None) -> tuple[dict
     applied = configure_process()
     cfg = from_dict(cfg_dict)
     t0 = time.time()
-    history = train(cfg, compile=compile)
+    history = train(cfg, compile=compile, progress=progress)
     meta = {
         "wall_s": round(time.time() - t0, 2),
         "steps": cfg.train.steps,
@@ -158,15 +159,16 @@ def execute(cfg_dict: dict[str, Any], compile: bool | None = None) -> tuple[dict
     return history.to_dict(orient="list"), meta
 
 
-def run(cfg: RunConfig, root: str | os.PathLike, train_missing: bool = True, compile: bool | None = None) -> Result:
-    """Load the run from the store, or train it here and store it."""
+def run(cfg: RunConfig, root: str | os.PathLike, train_missing: bool = True, compile: bool | None = None,
+        progress: bool = False) -> Result:
+    """Load the run from the store, or train it here and store it (`progress`: a bar over its steps)."""
     store = Store(root)
     key = run_key(cfg)
     if store.has(key):
         return store.load(key)
     if not train_missing:
         raise MissingResults(f"run {key} is not in {store.runs}; run `make reproduce` to train it")
-    columns, meta = execute(to_dict(cfg), compile)
+    columns, meta = execute(to_dict(cfg), compile, progress)
     return store.save(cfg, pd.DataFrame(columns), {**meta, "git": git_commit()})
 
 

@@ -271,3 +271,43 @@ def edge_vs_tmem_chart(edges: pd.DataFrame, steps: int, title: str) -> alt.Layer
         x=X, y=Y, color=col, tooltip=["protocol:N", "t_mem:Q", alt.Tooltip("note:N")]
     ).transform_calculate(note="'no edge'")
     return (diag + bars + pts + crosses).properties(title=title, width=260, height=260)
+
+
+def window_gamma_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: str,
+                       theory: pd.DataFrame | None = None, default_start: float | None = None,
+                       default_gamma: float | None = None, y_title: str = "OOD accuracy (4,3)") -> alt.VConcatChart:
+    """The explorer of the static book: two sliders, window start and γ, over a precomputed grid.
+    Shows the selected cell's curves (mean and band over seeds) with the references of the same γ
+    (window_start NaN, e.g. no weight decay), λ(t) below, and, if given, the theory's prediction for the
+    cell as a line of text. `curves`: gamma, window_start, condition, step, mean, lo, hi, n;
+    `schedules`: window_start, condition, step, lambda; `theory`: gamma, window_start, text."""
+    starts = sorted(curves["window_start"].dropna().unique().tolist())
+    gammas = sorted(curves["gamma"].unique().tolist())
+
+    def slider(name: str, values: list[float], default: float | None, label: str) -> alt.Parameter:
+        step = float(np.min(np.diff(values))) if len(values) > 1 else 1.0
+        value = default if default is not None else values[len(values) // 2]
+        return alt.param(name=name, value=value, bind=alt.binding_range(min=min(values), max=max(values),
+                                                                        step=step, name=label))
+
+    pick_start = slider("explore_start", starts, default_start, "window start (step) ")
+    pick_gamma = slider("explore_gamma", gammas, default_gamma, "γ ")
+    same_gamma = "abs(datum.gamma - explore_gamma) < 1e-6"
+    shown = f"{same_gamma} && (!isValid(datum.window_start) || datum.window_start == explore_start)"
+    domain = list(dict.fromkeys(curves["condition"]))
+    spans = _window_spans(schedules)
+    shade = alt.Chart(spans).mark_rect(color=COLORS["window"], opacity=0.08).encode(
+        x="start:Q", x2="end:Q").transform_filter("datum.window_start == explore_start")
+    top = shade + _curve_layers(curves, domain, y_title).transform_filter(shown)
+    if theory is not None and len(theory):
+        note = alt.Chart(theory).mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=12).encode(
+            x=alt.value(0), y=alt.value(0), text="text:N").transform_filter(
+            f"{same_gamma} && datum.window_start == explore_start")
+        top = top + note
+    bottom = alt.Chart(schedules).mark_line(interpolate="step-after", strokeWidth=2).encode(
+        x=alt.X("step:Q", title="training step"),
+        y=alt.Y("lambda:Q", title="weight decay λ(t)"),
+        color=alt.Color("condition:N", scale=color_scale(domain), title="weight decay"),
+    ).transform_filter("!isValid(datum.window_start) || datum.window_start == explore_start").properties(height=110)
+    return (alt.vconcat(top.properties(title=title), bottom).add_params(pick_start, pick_gamma)
+            .resolve_scale(color="shared"))

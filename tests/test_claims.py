@@ -25,3 +25,15 @@ def test_shipped_claims_csv_follows_from_the_shipped_results():
     assert claims.to_csv(claims.scoreboard("quick", REPO / "results")) == shipped
     rows = list(csv.DictReader(io.StringIO(shipped)))
     assert all(r["profile"] == "quick" and int(r["seeds"]) >= 4 for r in rows)
+
+
+def test_the_claims_protocol_meets_the_calibration_rule_on_the_shipped_results():
+    from critwin_lib import protocol
+    from critwin_lib.notebooks import REPO as repo
+
+    params = {**claims.notebook_defaults(repo / "notebooks" / "c00_calibration.ipynb"), "profile": "quick",
+              "results_dir": str(REPO / "results"), "train_missing": False}
+    verdicts = claims.c00(**params).extra["verdicts"]
+    assert verdicts[protocol.DEFAULT_PROTOCOL]["both_fates"]
+    pr = protocol.get_protocol(protocol.DEFAULT_PROTOCOL)  # a 25 % window carries the calibrated full-run budget
+    assert pr.window_lambda == pytest.approx(4 * verdicts[protocol.DEFAULT_PROTOCOL]["best_lambda"])

@@ -69,3 +69,29 @@ def test_profile_fractions_map_to_steps():
     assert p.step_at(0.375) == 2400
     with pytest.raises(ConfigError, match="^x:"):
         p.step_at(1.5, "x")
+
+
+def test_a_run_without_weight_decay_is_the_same_under_every_protocol_of_its_learning_rate():
+    from critwin_lib import experiment, protocol
+
+    P = config.get_profile("smoke")
+    none = config.WDSchedule.none()
+    keys = {name: experiment.run_key(protocol.anchor_run(P, 0, none, protocol=name)) for name in protocol.PROTOCOLS}
+    assert keys["mid-fit"] == keys["mid-fit-matrices"] and keys["early-fit"] == keys["early-fit-matrices"]
+    assert keys["mid-fit"] != keys["early-fit"]  # the learning rate still differs
+    decayed = {name: protocol.anchor_run(P, 0, config.WDSchedule.window(8, 8, 1.0), protocol=name)
+               for name in ("mid-fit", "mid-fit-matrices")}
+    assert decayed["mid-fit"].train.wd_params == "all" and decayed["mid-fit-matrices"].train.wd_params == "matrices"
+    assert config.WDSchedule.window(8, 8, 0.0).is_none and not config.WDSchedule.constant(0.1).is_none
+
+
+@pytest.mark.parametrize(("params", "name"), [({"protocol_name": "fast"}, "protocol_name"),
+                                              ({"window_lambda": -1.0}, "window_lambda")])
+def test_claim_parameters_name_the_bad_one(tmp_path, params, name):
+    from critwin_lib import claims
+
+    kwargs = {"profile": "smoke", "n_seeds": 1, "gamma": 1.0, "window_start_frac": 0.375, "window_frac": 0.25,
+              "window_lambda": 0.0, "slider_starts": [], "results_dir": str(tmp_path), **params}
+    with pytest.raises(ConfigError, match=f"^{name}:"):
+        claims.c01(**kwargs)
+    assert not any(tmp_path.iterdir())  # nothing trained
