@@ -44,16 +44,9 @@ def _verdict_c01(W: float, F: float, N: float) -> str:
     return "not reproduced"
 
 
-def _protocol(name: str) -> protocol.Protocol:
-    """The notebook parameter `protocol_name`, checked."""
-    if name not in protocol.PROTOCOLS:
-        raise config.ConfigError(f"protocol_name: unknown protocol {name!r}; known: {tuple(protocol.PROTOCOLS)}")
-    return protocol.PROTOCOLS[name]
-
-
 def _window_lambda(proto: str, window_lambda: float) -> float:
     """A claim's in-window λ: the protocol's when the notebook leaves `window_lambda` at 0."""
-    pr = _protocol(proto)
+    pr = protocol.get_protocol(proto, "protocol_name")
     if not isinstance(window_lambda, int | float) or not math.isfinite(window_lambda) or window_lambda < 0:
         raise config.ConfigError(f"window_lambda: must be >= 0 (0: the protocol's), got {window_lambda!r}")
     return float(window_lambda) or pr.window_lambda
@@ -363,8 +356,7 @@ def onset_analysis(P: config.Profile, seeds: list[int], gamma: float, proto: str
     width = edges.transition_width(means.index.tolist(), means.tolist(), N + CHANCE_BAND, 0.61)
     return {"protocol": proto, "N": N, "t_mem_none": t_mem_none, "theta": theta, "resolution": resolution,
             "bracket": bracket, "falling": falling, "edge": found, "width": width, "per_run": per_run,
-            "history": history,
-            "lambda": protocol.get_protocol(proto).window_lambda}
+            "history": history, "lambda": protocol.get_protocol(proto).window_lambda}
 
 
 def _verdict_c04(a: dict[str, Any]) -> str:
@@ -386,7 +378,7 @@ def c03(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, window_f
     P = config.get_profile(profile)
     seeds = protocol.seeds(P, n_seeds)
     onsets = onset_grid(P, onset_fracs)
-    _protocol(protocol_name)
+    protocol.get_protocol(protocol_name, "protocol_name")
     print(f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, onsets {onsets}")
     a = onset_analysis(P, seeds, gamma, protocol_name, onsets, window_frac, results_dir, train_missing, workers)
     verdict = _verdict_c04(a)
@@ -437,8 +429,7 @@ def c04(*, profile: str, n_seeds: int, gamma: float, onset_fracs: dict, window_f
     if not isinstance(onset_fracs, dict) or not onset_fracs:
         raise config.ConfigError(f"onset_fracs: must map protocol names to onset fractions, got {onset_fracs!r}")
     for name in onset_fracs:
-        if name not in protocol.PROTOCOLS:
-            raise config.ConfigError(f"onset_fracs: unknown protocol {name!r}; known: {tuple(protocol.PROTOCOLS)}")
+        protocol.get_protocol(name, "onset_fracs")
     grids = {name: onset_grid(P, fr) for name, fr in onset_fracs.items()}
     _run_grid([sp for name, on in grids.items() for sp in onset_specs(P, seeds, gamma, name, on, window_frac)],
               results_dir, train_missing, workers)  # every protocol's sweep at once (in parallel)
@@ -495,7 +486,7 @@ def c13(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, w
     decay (memorizing), same seeds."""
     P = config.get_profile(profile)
     seeds = protocol.seeds(P, n_seeds)
-    pr = _protocol(protocol_name)
+    pr = protocol.get_protocol(protocol_name, "protocol_name")
     conds = {"none": config.WDSchedule.none(),
              "window": protocol.window(P, window_start_frac, window_frac, pr.window_lambda)}
     specs = [({"condition": c, "seed": s}, protocol.anchor_run(P, s, wd, gamma=gamma, protocol=protocol_name,

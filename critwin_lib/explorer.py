@@ -27,9 +27,7 @@ def cell_config(profile: str, window_start_frac: float, window_frac: float, gamm
     (λ = 0: no weight decay). Every value is checked; a bad one raises ConfigError naming it."""
     if profile not in LIVE_PROFILES:
         raise config.ConfigError(f"profile: the explorer trains at {LIVE_PROFILES} only, got {profile!r}")
-    if protocol_name not in protocol.PROTOCOLS:
-        raise config.ConfigError(f"protocol_name: unknown protocol {protocol_name!r}; "
-                                 f"known: {tuple(protocol.PROTOCOLS)}")
+    protocol.get_protocol(protocol_name, "protocol_name")
     if not isinstance(lam, int | float) or not math.isfinite(lam) or lam < 0:
         raise config.ConfigError(f"lambda: must be a finite number >= 0, got {lam!r}")
     if not isinstance(seed, int) or seed < 0:
@@ -72,11 +70,13 @@ def cell_chart(result: experiment.Result, title: str) -> Any:
     return alt.vconcat(top, bottom)
 
 
-def describe(cfg: config.RunConfig, result: experiment.Result | None) -> str:
-    """One line about a cell: its key, and its fate or how long training it would take."""
+def describe(cfg: config.RunConfig, result: experiment.Result | None, results_dir: str | Path) -> str:
+    """One line about a cell: its key, and its fate or how long training it would take (from the speed
+    measured on the cache's runs, as sweep estimates are)."""
     key = experiment.run_key(cfg)
     if result is None:
-        seconds = cfg.train.steps * experiment.DEFAULT_MS_PER_STEP / 1000
+        ms = experiment.Store(results_dir).ms_per_step(cfg.train.batch_size, cfg.model.n_layer)
+        seconds = cfg.train.steps * ms / 1000
         took = f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
         return f"run {key} is not in the cache: press 'train this cell' (about {took} on one core)"
     last = result.history.iloc[-1]
@@ -112,7 +112,7 @@ def explorer(results_dir: str | Path = "../results", profile: str = "quick") -> 
             status.value, button.disabled = f"<b>not a valid cell</b>: {e}", True
             return
         result = lookup(cfg, results_dir)
-        status.value, button.disabled = describe(cfg, result), result is not None
+        status.value, button.disabled = describe(cfg, result, results_dir), result is not None
         if result is not None:
             with out:
                 display(cell_chart(result, f"{cfg.wd.label}, γ = {gamma.value:.1f}, seed {seed.value}"))

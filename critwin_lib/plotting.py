@@ -149,17 +149,21 @@ def curves_chart(curves: pd.DataFrame, title: str, y_title: str = "OOD accuracy 
     return _curve_layers(curves, domain, y_title).properties(title=title)
 
 
+def _range_slider(name: str, values: list[float], default: float | None, label: str) -> alt.Parameter:
+    """A slider over sorted `values` (step: their smallest gap), starting at `default` or the middle one."""
+    step = float(np.min(np.diff(values))) if len(values) > 1 else 1.0
+    value = default if default is not None else (values[len(values) // 2] if values else 0)
+    return alt.param(name=name, value=value, bind=alt.binding_range(min=min(values, default=0),
+                                                                    max=max(values, default=0), step=step, name=label))
+
+
 def window_slider_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: str, default_start: float | None = None,
                         y_title: str = "OOD accuracy (4,3)", slider_name: str = "window start (step) "
                         ) -> alt.VConcatChart:
     """Curves of reference conditions (window_start NaN) always; windowed runs only for the window
     start picked with a slider. Below: λ(t) of what is shown. Works in a static page (no kernel)."""
     starts = sorted(curves["window_start"].dropna().unique().tolist())
-    step = float(np.min(np.diff(starts))) if len(starts) > 1 else 1.0
-    default = default_start if default_start is not None else (starts[len(starts) // 2] if starts else 0)
-    pick = alt.param(name="window_start_pick", value=default,
-                     bind=alt.binding_range(min=min(starts, default=0), max=max(starts, default=0), step=step,
-                                            name=slider_name))
+    pick = _range_slider("window_start_pick", starts, default_start, slider_name)
     shown = "!isValid(datum.window_start) || datum.window_start == window_start_pick"
     domain = list(dict.fromkeys(curves["condition"]))
     spans = _window_spans(schedules)
@@ -283,15 +287,8 @@ def window_gamma_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: str
     `schedules`: window_start, condition, step, lambda; `theory`: gamma, window_start, text."""
     starts = sorted(curves["window_start"].dropna().unique().tolist())
     gammas = sorted(curves["gamma"].unique().tolist())
-
-    def slider(name: str, values: list[float], default: float | None, label: str) -> alt.Parameter:
-        step = float(np.min(np.diff(values))) if len(values) > 1 else 1.0
-        value = default if default is not None else values[len(values) // 2]
-        return alt.param(name=name, value=value, bind=alt.binding_range(min=min(values), max=max(values),
-                                                                        step=step, name=label))
-
-    pick_start = slider("explore_start", starts, default_start, "window start (step) ")
-    pick_gamma = slider("explore_gamma", gammas, default_gamma, "γ ")
+    pick_start = _range_slider("explore_start", starts, default_start, "window start (step) ")
+    pick_gamma = _range_slider("explore_gamma", gammas, default_gamma, "γ ")
     same_gamma = "abs(datum.gamma - explore_gamma) < 1e-6"
     shown = f"{same_gamma} && (!isValid(datum.window_start) || datum.window_start == explore_start)"
     domain = list(dict.fromkeys(curves["condition"]))

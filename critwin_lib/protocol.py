@@ -86,9 +86,10 @@ PROTOCOLS = {p.name: p for p in (
 DEFAULT_PROTOCOL = "mid-fit-matrices"
 
 
-def get_protocol(name: str) -> Protocol:
+def get_protocol(name: str, field: str = "protocol") -> Protocol:
+    """The protocol called `name`; an unknown name raises ConfigError naming `field` (the parameter it came from)."""
     if name not in PROTOCOLS:
-        raise ConfigError(f"protocol: unknown protocol {name!r}; known: {tuple(PROTOCOLS)}")
+        raise ConfigError(f"{field}: unknown protocol {name!r}; known: {tuple(PROTOCOLS)}")
     return PROTOCOLS[name]
 
 

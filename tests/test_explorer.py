@@ -28,10 +28,10 @@ def test_a_bad_cell_names_the_value(args, name):
 def test_a_missing_cell_trains_into_the_cache_and_is_then_found(tmp_path):
     cfg = explorer.cell_config("smoke", 0.25, 0.25, 1.0, 1.0, 0)
     assert explorer.lookup(cfg, tmp_path) is None
-    assert "not in the cache" in explorer.describe(cfg, None)
+    assert "not in the cache" in explorer.describe(cfg, None, tmp_path)
     experiment.run(cfg, tmp_path, progress=True)
     found = explorer.lookup(cfg, tmp_path)
-    assert found is not None and "(cached)" in explorer.describe(cfg, found)
+    assert found is not None and "(cached)" in explorer.describe(cfg, found, tmp_path)
     curves, sched = explorer.cell_frames(found)
     assert set(curves["split"]) == set(explorer.SPLITS.values())
     assert sched["lambda"].max() == 1.0 and sched["step"].max() == cfg.train.steps
