@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from critwin_lib import config, edges, experiment, protocol, schedules, stats
+from critwin_lib import config, edges, experiment, protocol, schedules, stats, theory
 from critwin_lib.plotting import schedule_frame
 
 CLAIMS_CSV_COLUMNS = ["claim", "statement", "paper", "ours", "profile", "seeds", "verdict"]
@@ -526,9 +526,331 @@ def c13(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, w
                                         "curves": curves})
 
 
+# ---------------------------------------------------------------------------------- C5, C6, C7 (γ)
+def gamma_list(gammas: Any, field: str = "gammas") -> list[float]:
+    """Distinct positive init scales, sorted; anything else is a ConfigError naming `field`."""
+    if (not isinstance(gammas, list | tuple) or not gammas
+            or not all(isinstance(g, int | float) and not isinstance(g, bool) and math.isfinite(g) and g > 0
+                       for g in gammas)):
+        raise config.ConfigError(f"{field}: must be a non-empty list of positive init scales γ, got {gammas!r}")
+    if len(set(gammas)) != len(gammas):
+        raise config.ConfigError(f"{field}: γ values must be distinct, got {gammas!r}")
+    return sorted(float(g) for g in gammas)
+
+
+def gamma_conventions(gammas: list[float]) -> pd.DataFrame:
+    """Each γ's weight std (γ·σ₀) and the same std in the precursor papers' exponent convention
+    (std = d_model^-γ_exp), so their phase diagrams can be compared."""
+    rows = []
+    for g in gammas:
+        m = config.ModelConfig(init_gamma=g, init_sigma0=protocol.SIGMA0)
+        rows.append({"gamma": g, "std": m.init_std, "gamma_exponent": m.gamma_exponent})
+    return pd.DataFrame(rows)
+
+
+def _tag(g: float) -> str:
+    return f"g{g:g}".replace(".", "p")
+
+
+def _c05_specs(P: config.Profile, seeds: list[int], gammas: list[float], proto: str, onsets: list[int],
+               window_frac: float) -> list[tuple[dict[str, Any], config.RunConfig]]:
+    return [({**lab, "gamma": g}, cfg) for g in gammas for lab, cfg in onset_specs(P, seeds, g, proto, onsets,
+                                                                                      window_frac)]
+
+
+def _verdict_c05(found: pd.DataFrame) -> str:
+    if len(found) < 2:
+        return "not reproduced"
+    rho = found["gamma"].corr(found["edge"], method="spearman")
+    first, last = found.iloc[0], found.iloc[-1]
+    apart = last["edge"] + last["edge_pm"] < first["edge"] - first["edge_pm"]
+    if rho <= -0.8 and apart:
+        return "reproduced"
+    return "partly reproduced" if rho < 0 else "not reproduced"
+
+
+def c05(*, profile: str, n_seeds: int, gammas: list, onset_fracs: list, window_frac: float, results_dir: str,
+        train_missing: bool = True, workers: int = -1, protocol_name: str = protocol.DEFAULT_PROTOCOL,
+        refine_edges: bool = False) -> ClaimResult:
+    """C5: the onset sweep of C4 at every γ, and where its onset edge sits as γ moves. Without
+    `refine_edges` the edge is the coarse bracket's middle, ± half its width."""
+    P = config.get_profile(profile)
+    seeds = protocol.seeds(P, n_seeds)
+    gammas = gamma_list(gammas)
+    protocol.get_protocol(protocol_name, "protocol_name")
+    onsets = onset_grid(P, onset_fracs)
+    if not isinstance(refine_edges, bool):
+        raise config.ConfigError(f"refine_edges: must be true or false, got {refine_edges!r}")
+    print(f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, γ {gammas}, "
+          f"onsets {onsets}")
+    _run_grid(_c05_specs(P, seeds, gammas, protocol_name, onsets, window_frac), results_dir, train_missing, workers)
+    rows, runs, hists = [], [], []
+    for g in gammas:
+        a = onset_analysis(P, seeds, g, protocol_name, onsets, window_frac, results_dir, train_missing, workers,
+                           refine=refine_edges)
+        e = a["edge"]
+        if e is not None:
+            edge, pm = e.edge, e.uncertainty
+        elif a["bracket"] is not None:
+            edge, pm = (a["bracket"][0] + a["bracket"][1]) / 2, (a["bracket"][1] - a["bracket"][0]) / 2
+        else:
+            edge, pm = math.nan, math.nan
+        swept = a["per_run"][a["per_run"]["onset"] >= 0].groupby("onset")["final_ood"].mean()
+        rows.append({"gamma": g, "t_mem": a["t_mem_none"], "ood_none": a["N"], "theta": a["theta"], "edge": edge,
+                     "edge_pm": pm, "edge_over_t_mem": edge / a["t_mem_none"], "refined": e is not None,
+                     "closing": a["falling"] is not None, "best_onset": int(swept.idxmax()),
+                     "best_onset_ood": float(swept.max())})
+        runs.append(a["per_run"].assign(gamma=g))
+        hists.append(a["history"].assign(gamma=g))
+    edges_df = pd.DataFrame(rows).merge(gamma_conventions(gammas), on="gamma")
+    per_run, history = pd.concat(runs, ignore_index=True), pd.concat(hists, ignore_index=True)
+    found = edges_df.dropna(subset=["edge"]).sort_values("gamma")
+    verdict = _verdict_c05(found)
+    rho = float(found["gamma"].corr(found["edge"], method="spearman")) if len(found) >= 2 else math.nan
+    rho_mem = float(edges_df["gamma"].corr(edges_df["t_mem"], method="spearman"))
+    numbers = {"profile": P.name, "seeds": len(seeds), "verdict": verdict, "protocol": protocol_name,
+               "n_gammas": len(gammas), "n_edges": len(found), "rho_edge": rho, "rho_t_mem": rho_mem,
+               "refined": bool(refine_edges)}
+    for r in rows:
+        numbers.update({f"edge_{_tag(r['gamma'])}": r["edge"], f"edge_pm_{_tag(r['gamma'])}": r["edge_pm"],
+                        f"t_mem_{_tag(r['gamma'])}": r["t_mem"]})
+    parts = [f"γ {r['gamma']:g}: " + (f"{r['edge']:.0f} ± {r['edge_pm']:.0f}" if not math.isnan(r["edge"])
+                                      else "no edge") for r in rows]
+    numbers["edges_text"] = "; ".join(parts)
+    ours = ("onset edge " + "; ".join(parts) + (f" (Spearman ρ(γ, edge) {rho:.2f})" if not math.isnan(rho) else "")
+            + "; t_mem " + ", ".join(f"{r['t_mem']:.0f}" for r in rows))
+    row = {"claim": "C5", "statement": "the window's position depends on the init scale γ: it moves earlier as "
+                                       "γ grows", "paper": "earlier for larger γ (no numbers)", "ours": ours,
+           "profile": P.name, "seeds": len(seeds), "verdict": verdict}
+    table = condition_table(per_run, ["gamma", "onset"]).sort_values(["gamma", "onset"])
+    curves = stats.mean_ci(history, ["gamma", "onset", "step"], "acc/test_ood")
+    return ClaimResult([row], numbers, {"edges": edges_df, "table": table, "per_run": per_run, "curves": curves},
+                       {"steps": P.steps, "onsets": onsets})
+
+
+def _verdict_c06(small: dict[str, Any], ref: dict[str, Any]) -> str:
+    d = ref["share"] - small["share"]
+    if d >= 0.25:  # the paper's gap is 4 of 12 seeds (0.33); at 8 seeds, at least 2
+        return "reproduced"
+    return "partly reproduced" if d > 0 else "not reproduced"
+
+
+def _verdict_c07(basin: pd.DataFrame) -> tuple[str, float]:
+    best = basin.sort_values(["reasoning", "final_ood"], ascending=False).iloc[0]
+    ends = basin.iloc[[0, -1]]
+    if not 0.7 <= best["gamma"] <= 1.1:
+        return "not reproduced", float(best["gamma"])
+    above = int((best["reasoning"] > ends["reasoning"]).sum())
+    return {2: "reproduced", 1: "partly reproduced", 0: "not reproduced"}[above], float(best["gamma"])
+
+
+C6_GAMMAS = (0.5, 1.1)  # the paper's comparison: 8/12 at γ = 0.5, 12/12 at γ = 1.1
+
+
+def c06(*, profile: str, n_seeds: int, gammas: list, window_start_frac: float, window_frac: float,
+        results_dir: str, train_missing: bool = True, workers: int = -1,
+        protocol_name: str = protocol.DEFAULT_PROTOCOL) -> ClaimResult:
+    """C6 and C7: at each γ, the seeds that reach OOD > 0.5 under one placed window (the basin of the
+    reasoning solution), with exact binomial intervals; which γ is best."""
+    P = config.get_profile(profile)
+    seeds = protocol.seeds(P, n_seeds)
+    gammas = gamma_list(gammas)
+    missing = [g for g in C6_GAMMAS if g not in gammas]
+    if missing:
+        raise config.ConfigError(f"gammas: must include {list(C6_GAMMAS)} (the paper's comparison), missing {missing}")
+    pr = protocol.get_protocol(protocol_name, "protocol_name")
+    wd = protocol.window(P, window_start_frac, window_frac, pr.window_lambda)
+    print(f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, γ {gammas}, "
+          f"window {wd.windows[0][:2]} at λ {pr.window_lambda:g}")
+    specs = [({"gamma": g, "seed": s}, protocol.anchor_run(P, s, wd, gamma=g, protocol=protocol_name))
+             for g in gammas for s in seeds]
+    history, per_run = _run_grid(specs, results_dir, train_missing, workers)
+    basin = condition_table(per_run, ["gamma"]).sort_values("gamma").reset_index(drop=True)
+    basin["share"] = basin["reasoning"] / basin["seeds"]
+    cis = [stats.binomial_ci(int(k), int(n)) for k, n in zip(basin["reasoning"], basin["seeds"], strict=True)]
+    basin["share_lo"], basin["share_hi"] = [c[0] for c in cis], [c[1] for c in cis]
+    basin = basin.merge(gamma_conventions(gammas), on="gamma")
+    by = {float(r["gamma"]): r for r in basin.to_dict("records")}
+    small, ref = by[C6_GAMMAS[0]], by[C6_GAMMAS[1]]
+    from scipy.stats import fisher_exact
+
+    p = float(fisher_exact([[ref["reasoning"], ref["seeds"] - ref["reasoning"]],
+                            [small["reasoning"], small["seeds"] - small["reasoning"]]], alternative="greater")[1])
+    v6 = _verdict_c06(small, ref)
+    v7, best = _verdict_c07(basin)
+    numbers = {"profile": P.name, "seeds": len(seeds), "verdict": v6, "verdict_c7": v7, "best_gamma": best,
+               "protocol": protocol_name, "window_start": wd.windows[0][0], "window_end": wd.windows[0][1],
+               "window_lambda": pr.window_lambda, "fisher_p": p}
+    for r in by.values():
+        t = _tag(r["gamma"])
+        numbers.update({f"k_{t}": int(r["reasoning"]), f"n_{t}": int(r["seeds"]), f"share_lo_{t}": r["share_lo"],
+                        f"share_hi_{t}": r["share_hi"], f"ood_{t}": r["final_ood"]})
+    counts = ", ".join(f"γ {r['gamma']:g}: {int(r['reasoning'])}/{int(r['seeds'])}" for r in by.values())
+    rows = [{"claim": "C6", "statement": "the basin of the reasoning solution shrinks at small init",
+             "paper": "γ 0.5: 8/12 seeds reach OOD > 0.5; γ 1.1: 12/12",
+             "ours": f"{counts} (one-sided Fisher p {p:.2f}, γ 1.1 vs 0.5)", "profile": P.name,
+             "seeds": len(seeds), "verdict": v6},
+            {"claim": "C7", "statement": "a moderate init scale is best", "paper": "γ ∈ [0.7, 1.1]",
+             "ours": f"most seeds reasoning at γ {best:g} ({counts})", "profile": P.name, "seeds": len(seeds),
+             "verdict": v7}]
+    curves = stats.mean_ci(history, ["gamma", "step"], "acc/test_ood")
+    return ClaimResult(rows, numbers, {"basin": basin, "per_run": per_run, "curves": curves},
+                       {"steps": P.steps, "window": wd.windows[0]})
+
+
+# ----------------------------------------------------------------------------------------- C10
+RATE_FRAC = 1000 / 6400  # the initial-rate runs: the first 1000 steps of a quick-length run
+
+
+def rate_run(P: config.Profile, seed: int, gamma: float, protocol_name: str = protocol.DEFAULT_PROTOCOL
+             ) -> config.RunConfig:
+    """A short instrumented run without weight decay, evaluated ~50 times: the transformer's early rates."""
+    steps = max(2, round(P.steps * RATE_FRAC))
+    return protocol.anchor_run(P, seed, config.WDSchedule.none(), gamma=gamma, protocol=protocol_name,
+                               steps=steps, eval_every=max(1, steps // 50), instrument=True)
+
+
+def theory_onsets(model: theory.RateModel, gammas: list[float], fracs: list[float], n_seeds: int,
+                  window_frac: float = 0.25) -> np.ndarray:
+    """Share of the rate model's seeds that reason, shape (fracs, γ), for a window of `window_frac` of
+    its run (the spec's T, λ) starting at each fraction of the run: the theory's cell for a window placed
+    at the same fraction of a transformer run."""
+    T = theory.SPEC_T
+    W = round(window_frac * T)
+    return theory.onset_sweep(model, T, W, theory.SPEC_LAMBDA, [round(f * T) for f in fracs], gammas, n_seeds)
+
+
+def _verdict_c10(mem: dict[str, float], rea: dict[str, float]) -> str:
+    flat = not math.isnan(mem["lo"]) and -0.5 <= mem["lo"] and mem["hi"] <= 0.5  # Θ(1): |k| ≤ 0.5
+    quadratic = not math.isnan(rea["lo"]) and rea["lo"] <= 2 <= rea["hi"] and rea["lo"] > 0  # Θ(γ²)
+    return {2: "reproduced", 1: "partly reproduced", 0: "not reproduced"}[int(flat) + int(quadratic)]
+
+
+def c10(*, profile: str, n_seeds: int, rate_gammas: list, c5_n_seeds: int, c5_gammas: list, onset_fracs: list,
+        window_frac: float, theory_seeds: int, results_dir: str, train_missing: bool = True, workers: int = -1,
+        protocol_name: str = protocol.DEFAULT_PROTOCOL) -> ClaimResult:
+    """C10: the two-timescale rate model against the transformer: its rates' γ-exponents, and its onset
+    edge (one time-scale constant fitted at γ = 1) against C5's measured edges."""
+    P = config.get_profile(profile)
+    seeds = protocol.seeds(P, n_seeds)
+    rate_gammas = gamma_list(rate_gammas, "rate_gammas")
+    c5_gammas = gamma_list(c5_gammas, "c5_gammas")
+    if 1.0 not in c5_gammas:
+        raise config.ConfigError(f"c5_gammas: must include 1.0 (the theory's time scale is fitted there), "
+                                 f"got {c5_gammas}")
+    if not isinstance(theory_seeds, int) or theory_seeds < 1:
+        raise config.ConfigError(f"theory_seeds: must be a positive integer, got {theory_seeds!r}")
+    protocol.get_protocol(protocol_name, "protocol_name")
+    c5_seeds = protocol.seeds(P, c5_n_seeds)
+    onsets = onset_grid(P, onset_fracs)
+    rate_specs = [({"gamma": g, "seed": s}, rate_run(P, s, g, protocol_name)) for g in rate_gammas for s in seeds]
+    _run_grid(rate_specs + _c05_specs(P, c5_seeds, c5_gammas, protocol_name, onsets, window_frac), results_dir,
+              train_missing, workers)
+    rate_hist, _ = _run_grid(rate_specs, results_dir, train_missing, workers)
+    start = P.warmup_steps
+    rates = pd.DataFrame([{"gamma": g, "seed": s, **theory.margin_rates(h, start)}
+                          for (g, s), h in rate_hist.groupby(["gamma", "seed"])])
+    fits = {k: theory.rate_exponent(rate_gammas, [rates.loc[rates["gamma"] == g, k].to_numpy()
+                                                   for g in rate_gammas]) for k in ("memorization", "reasoning")}
+    verdict = _verdict_c10(fits["memorization"], fits["reasoning"])
+    model = theory.RateModel()
+    th_rates = theory.initial_rates(model, rate_gammas)
+    th_slopes = {k: theory.loglog_slope(rate_gammas, v) for k, v in th_rates.items()}
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        c5 = c05(profile=profile, n_seeds=c5_n_seeds, gammas=c5_gammas, onset_fracs=onset_fracs,
+                 window_frac=window_frac, results_dir=results_dir, train_missing=train_missing, workers=workers,
+                 protocol_name=protocol_name)
+    measured = c5.frames["edges"].set_index("gamma")
+    fine = [i / 200 for i in range(0, round(200 * (1 - window_frac)) + 1)]  # onsets every 0.5 % of the run
+    share = theory_onsets(model, c5_gammas, fine, theory_seeds, window_frac)
+    th_edge = np.array(theory.first_onset(fine, share))  # a fraction of the run, per γ
+    i1 = c5_gammas.index(1.0)
+    k = measured.loc[1.0, "edge"] / (th_edge[i1] * P.steps)  # the one fitted constant: a time scale
+    overlay = measured[["edge", "edge_pm", "t_mem"]].reset_index().assign(
+        theory_frac=th_edge, predicted=k * th_edge * P.steps, basin=share.max(axis=0))
+    others = overlay[(overlay["gamma"] != 1.0)].dropna(subset=["edge", "predicted"])
+    mae = float((others["predicted"] - others["edge"]).abs().mean()) if len(others) else math.nan
+    inside = int(((others["predicted"] - others["edge"]).abs() <= others["edge_pm"]).sum())
+    both = overlay.dropna(subset=["edge", "predicted"])  # does the theory order the edges as the runs do?
+    rho = float(both["predicted"].corr(both["edge"], method="spearman")) if len(both) >= 3 else math.nan
+
+    m, r = fits["memorization"], fits["reasoning"]
+    numbers = {"profile": P.name, "seeds": len(seeds), "verdict": verdict, "rate_start": start,
+               "rate_steps": int(rate_specs[0][1].train.steps),
+               "theory_slope_mem": th_slopes["memorization"], "theory_slope_rea": th_slopes["reasoning"],
+               "exp_mem": m["exponent"], "exp_mem_lo": m["lo"], "exp_mem_hi": m["hi"], "exp_mem_n": m["n_gammas"],
+               "exp_rea": r["exponent"], "exp_rea_lo": r["lo"], "exp_rea_hi": r["hi"], "exp_rea_n": r["n_gammas"],
+               "time_scale": float(k), "overlay_mae": mae, "overlay_inside": inside, "overlay_n": int(len(others)),
+               "overlay_rho": rho,
+               "c5_verdict": c5.numbers["verdict"], "theory_seeds": theory_seeds}
+    numbers.update({f"theory_edge_{_tag(g)}": float(f * P.steps) for g, f in zip(c5_gammas, th_edge, strict=True)})
+
+    def fmt(f: dict[str, float]) -> str:
+        return ("not measurable (fewer than 2 γ with a growing margin)" if math.isnan(f["exponent"])
+                else f"{f['exponent']:.2f} [{f['lo']:.2f}, {f['hi']:.2f}] ({f['n_gammas']} γ)")
+
+    numbers.update({"exp_mem_text": fmt(m), "exp_rea_text": fmt(r)})
+    ours = (f"transformer's early rates ∝ γ^k: memorization k = {fmt(m)}, reasoning (OOD margin) k = {fmt(r)}; "
+            f"theory's edge (time scale fitted at γ 1) vs measured: mean |Δ| {mae:.0f} steps, "
+            f"{inside}/{len(others)} inside the measured bracket")
+    row = {"claim": "C10", "statement": "two timescales: memorization rate Θ(1) in γ, reasoning rate Θ(γ²)",
+           "paper": "μ_m = Θ(1), μ_r = Θ(γ²) (theory)", "ours": ours, "profile": P.name, "seeds": len(seeds),
+           "verdict": verdict}
+    placements = theory.placement_counts(model, rate_gammas, theory_seeds)
+    place = pd.DataFrame([{"placement": n, "gamma": g, "reasoning": int(c), "seeds": theory_seeds}
+                          for n, counts in placements.items() for g, c in zip(rate_gammas, counts, strict=True)])
+    curves = stats.mean_ci(rate_hist.melt(id_vars=["gamma", "seed", "step"],
+                                          value_vars=["margin/train", "margin/test_ood"], var_name="margin"),
+                           ["gamma", "margin", "step"], "value")
+    th_curve = pd.DataFrame([{"gamma": g, "onset_frac": f, "share": float(share[i, j])}
+                             for i, f in enumerate(fine) for j, g in enumerate(c5_gammas)])
+    return ClaimResult([row], numbers, {"rates": rates, "overlay": overlay, "placements": place,
+                                        "margins": curves, "theory_onsets": th_curve,
+                                        "theory_rates": pd.DataFrame({"gamma": rate_gammas, **th_rates})},
+                       {"fits": fits, "c5": c5, "steps": P.steps})
+
+
+# --------------------------------------------------------------------------------- the explorer page
+def x01(*, profile: str, n_seeds: int, gammas: list, onset_fracs: list, window_frac: float, theory_seeds: int,
+        results_dir: str, train_missing: bool = True, workers: int = -1,
+        protocol_name: str = protocol.DEFAULT_PROTOCOL) -> ClaimResult:
+    """The explorer's grid (C5's runs): OOD curves per (γ, window start), λ(t) per start, and the rate
+    model's share of reasoning seeds for the same cell. No scoreboard row."""
+    P = config.get_profile(profile)
+    gammas = gamma_list(gammas)
+    if not isinstance(theory_seeds, int) or theory_seeds < 1:
+        raise config.ConfigError(f"theory_seeds: must be a positive integer, got {theory_seeds!r}")
+    pr = protocol.get_protocol(protocol_name, "protocol_name")
+    onsets = onset_grid(P, onset_fracs)
+    c5 = c05(profile=profile, n_seeds=n_seeds, gammas=gammas, onset_fracs=onset_fracs, window_frac=window_frac,
+             results_dir=results_dir, train_missing=train_missing, workers=workers, protocol_name=protocol_name)
+    curves = c5.frames["curves"].copy()
+    curves["condition"] = np.where(curves["onset"] < 0, "none", "window")
+    curves["window_start"] = curves["onset"].where(curves["onset"] >= 0)
+    length = protocol.window_steps(P, 0.0, window_frac)[1]
+    sched = pd.concat([schedule_frame({"none": config.WDSchedule.none()}, P.steps).assign(window_start=math.nan)]
+                      + [schedule_frame({"window": config.WDSchedule.window(o, length, pr.window_lambda)}, P.steps)
+                         .assign(window_start=o) for o in onsets], ignore_index=True)
+    share = theory_onsets(theory.RateModel(), gammas, [o / P.steps for o in onsets], theory_seeds, window_frac)
+    table = c5.frames["table"]
+    notes = []
+    for i, o in enumerate(onsets):
+        for j, g in enumerate(gammas):
+            cell = table[(table["gamma"] == g) & (table["onset"] == o)]
+            k, n = int(cell["reasoning"].sum()), int(cell["seeds"].sum())
+            notes.append({"gamma": g, "window_start": o,
+                          "text": f"runs: {k}/{n} seeds reason · theory: {round(share[i, j] * theory_seeds)}/"
+                                  f"{theory_seeds} seeds reason"})
+    numbers = {"profile": P.name, "seeds": c5.numbers["seeds"], "n_cells": len(notes)}
+    return ClaimResult([], numbers, {"curves": curves, "schedules": sched, "theory": pd.DataFrame(notes)},
+                       {"c5": c5})
+
+
 # ------------------------------------------------------------------------------- the scoreboard
 CLAIM_FUNCTIONS = {"c00_calibration": c00, "c01_critical_window": c01, "c02_budget_placement": c02,
-                   "c03_sharp_onset": c03, "c04_window_vs_fitting": c04, "c13_instrumentation": c13}
+                   "c03_sharp_onset": c03, "c04_window_vs_fitting": c04, "c05_init_scale_window": c05,
+                   "c06_basin": c06, "c10_two_timescales": c10, "c13_instrumentation": c13, "x01_explorer": x01}
 
 
 def planned_runs(stem: str, params: dict[str, Any]) -> list[config.RunConfig]:

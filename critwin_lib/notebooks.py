@@ -27,8 +27,8 @@ VENDOR = "_static/vendor"  # inside the built site
 
 
 def claim_notebooks() -> list[Path]:
-    """The committed claim notebooks, in book order."""
-    return sorted(NOTEBOOKS.glob("c[0-9][0-9]_*.ipynb"))
+    """The committed claim notebooks (c..) and the explorer page (x..), in book order."""
+    return sorted(NOTEBOOKS.glob("[cx][0-9][0-9]_*.ipynb"))
 
 
 def vendor_base(out_dir: Path) -> str:

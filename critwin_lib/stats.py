@@ -35,3 +35,15 @@ def mean_ci(df: pd.DataFrame, by: list[str], value: str) -> pd.DataFrame:
         rows.append({**dict(zip(by, keys, strict=True)), "n": int(g[value].notna().sum()),
                      "mean": float(g[value].mean()), "lo": lo, "hi": hi})
     return pd.DataFrame(rows)
+
+
+def binomial_ci(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Exact (Clopper–Pearson) interval of a share k / n: what k seeds of n say about the basin."""
+    from scipy.stats import beta
+
+    if n <= 0:
+        return float("nan"), float("nan")
+    alpha = (1 - level) / 2
+    lo = 0.0 if k == 0 else float(beta.ppf(alpha, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1 - alpha, k + 1, n - k))
+    return lo, hi

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from critwin_lib.config import ConfigError
 
@@ -127,3 +128,61 @@ def first_onset(onsets: list[int], share: np.ndarray, level: float = 0.5) -> lis
         hit = np.flatnonzero(col >= level)
         out.append(float(onsets[hit[0]]) if len(hit) else math.nan)
     return out
+
+
+# ----------------------------------------------------------------- the spec's scan, and the transformer
+SPEC_T, SPEC_W, SPEC_LAMBDA = 20_000, 5_000, 1e-3  # the spec's scan: run, window length, in-window λ
+
+
+def placements(T: int = SPEC_T, W: int = SPEC_W, lam: float = SPEC_LAMBDA) -> dict[str, tuple[int, int, float]]:
+    """The spec's equal-budget placements: none, full (λ/4), early, middle and late 25 % windows, and a
+    75 % span (λ/3)."""
+    return {"none": (0, 0, 0.0), "full": (0, T, lam * W / T), "early": (0, W, lam),
+            "middle": ((T - W) // 2, (T + W) // 2, lam), "late": (T - W, T, lam),
+            "75% span": (W // 2, T - W // 2, lam * W / (T - W))}
+
+
+def placement_counts(model: RateModel, gammas: list[float], n_seeds: int, T: int = SPEC_T, W: int = SPEC_W,
+                     lam: float = SPEC_LAMBDA, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeds that reason (of `n_seeds`) per placement and γ."""
+    names, rows = window_lambdas(T, placements(T, W, lam))
+    won = simulate(model, rows, gammas, n_seeds, seed, every=T).success.sum(axis=-1)
+    return dict(zip(names, won, strict=True))
+
+
+def rate_exponent(gammas: list[float], rates: list[np.ndarray], n_boot: int = 2000, seed: int = 0
+                  ) -> dict[str, float]:
+    """The γ-exponent k of a rate ∝ γ^k: the log–log slope of the mean rate over seeds against γ, with a
+    95 % bootstrap interval (seeds resampled within each γ). Only γ whose mean rate is positive enter
+    (a power law says nothing about a rate that does not grow); `n_gammas` says how many did."""
+    g = np.asarray(gammas, dtype=float)
+    means = np.array([np.mean(r) for r in rates])
+    keep = np.flatnonzero(means > 0)
+    out = {"exponent": math.nan, "lo": math.nan, "hi": math.nan, "n_gammas": int(len(keep))}
+    if len(keep) < 2:
+        return out
+    out["exponent"] = loglog_slope(g[keep], means[keep])
+    rng = np.random.default_rng(seed)
+    slopes = []
+    for _ in range(n_boot):
+        m = np.array([np.mean(rng.choice(rates[i], size=len(rates[i]))) for i in keep])
+        if (m > 0).all():
+            slopes.append(loglog_slope(g[keep], m))
+    if slopes:
+        out["lo"], out["hi"] = (float(q) for q in np.quantile(slopes, [0.025, 0.975]))
+    return out
+
+
+def margin_rates(history: pd.DataFrame, start: int) -> dict[str, float]:
+    """A transformer run's early rates, per step from `start` (after warm-up) to its end, by least squares:
+    memorization = growth of the training margin over the OOD margin (the part only trained pairs get),
+    reasoning = growth of the OOD margin (the unseen pair can only gain through the rule), and the raw
+    training margin (spec §5's m̂)."""
+    h = history[history["step"] >= start]
+    x = h["step"].to_numpy(float)
+    train, ood = h["margin/train"].to_numpy(float), h["margin/test_ood"].to_numpy(float)
+
+    def slope(y: np.ndarray) -> float:
+        return float(np.polyfit(x, y, 1)[0]) if len(x) >= 2 else math.nan
+
+    return {"memorization": slope(train - ood), "reasoning": slope(ood), "train_margin": slope(train)}

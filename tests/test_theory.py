@@ -17,12 +17,12 @@ def test_initial_rates_scale_as_gamma_to_the_0_and_2():
 
 
 def test_placements_at_equal_budget_reproduce_the_spec_scan():
-    names, rows = theory.window_lambdas(T, {"none": (0, 0, 0.0), "full": (0, T, LAM / 4), "early": (0, W, LAM),
-                                            "mid": (7_500, 12_500, LAM), "late": (15_000, T, LAM)})
-    won = dict(zip(names, theory.simulate(theory.RateModel(), rows, GAMMAS, 12, every=T).success.sum(axis=-1),
-                   strict=True))
+    assert theory.placements()["middle"] == (7_500, 12_500, LAM)
+    assert theory.placements()["full"] == (0, T, pytest.approx(LAM / 4))
+    won = theory.placement_counts(theory.RateModel(), GAMMAS, 12)
     assert list(won["none"]) == [0, 0, 0, 2, 4]  # spec §8.2 table, same seeds drawn per γ
-    assert list(won["mid"]) == [8, 12, 12, 12, 12] and (won["full"] == 12).all()
+    assert list(won["middle"]) == [8, 12, 12, 12, 12] and (won["full"] == 12).all()
+    assert (won["75% span"] == 12).all()
     assert (won["early"] == 0).all() and (won["late"] == 0).all()
 
 
