@@ -115,13 +115,15 @@ class ModelConfig:
 
 
 # ------------------------------------------------------------------------------------- training
-OPTIMIZERS = ("adamw",)
+OPTIMIZERS = ("adamw", "sgd")
 WD_PARAMS = ("all", "matrices")
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """One run's optimisation: AdamW, linear warm-up then constant LR, grad clipping, evals."""
+    """One run's optimisation: linear warm-up then constant LR, grad clipping, evals. The optimizer is
+    AdamW (decoupled weight decay: p ← p − lr·λ·p) or SGD with momentum (coupled L2: λ·p is added to the
+    gradient, as `weight_decay` in torch's SGD; claim C12)."""
 
     steps: int = 20_000
     batch_size: int = 256
@@ -133,6 +135,7 @@ class TrainConfig:
     grad_clip: float = 1.0  # max global grad norm; 0 disables clipping
     eval_every: int = 100
     optimizer: str = "adamw"
+    momentum: float = 0.9  # SGD only
     wd_params: str = "all"  # "all" parameters (as the precursor code) or 2-D "matrices" only
     seed: int = 0  # model init and batch order
     instrument: bool = False  # also log the C13 measurements (condensation, stable rank, ...) at each eval
@@ -150,6 +153,8 @@ class TrainConfig:
         _nonneg(self.grad_clip, "train.grad_clip")
         _require(self.optimizer in OPTIMIZERS, "train.optimizer",
                  f"unknown optimizer {self.optimizer!r}; known: {OPTIMIZERS}")
+        _require(isinstance(self.momentum, int | float) and 0 <= self.momentum < 1, "train.momentum",
+                 f"must be in [0, 1), got {self.momentum!r}")
         _require(self.wd_params in WD_PARAMS, "train.wd_params",
                  f"unknown parameter set {self.wd_params!r}; known: {WD_PARAMS}")
         _require(isinstance(self.seed, int) and self.seed >= 0, "train.seed",
@@ -260,7 +265,7 @@ def from_dict(d: dict[str, Any]) -> RunConfig:
 
 # Fields added after results were shipped, with the value that reproduces the old behaviour: while a
 # field holds that value it is left out of the canonical JSON, so adding it does not re-key old runs.
-HASH_NEUTRAL_DEFAULTS: dict[tuple[str, str], Any] = {("train", "instrument"): False}
+HASH_NEUTRAL_DEFAULTS: dict[tuple[str, str], Any] = {("train", "instrument"): False, ("train", "momentum"): 0.9}
 
 
 def canonical_json(cfg: RunConfig) -> str:

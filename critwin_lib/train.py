@@ -1,4 +1,4 @@
-"""The one training loop: AdamW with λ(t) written into the optimizer every step, evals into a history.
+"""The one training loop: AdamW or SGD with λ(t) written into the optimizer every step, evals into a history.
 
 Seeding: the model init draws from a torch generator seeded with `train.seed`, the batch order from
 a numpy generator seeded with (`train.seed`, 1); the data come from the task's own seed. On the CPU
@@ -34,6 +34,8 @@ def build_optimizer(model: torch.nn.Module, cfg: RunConfig) -> torch.optim.Optim
     decayed, plain = decay_groups(model, cfg.train.wd_params)
     groups = [{"params": decayed, "decay": True}] + ([{"params": plain, "decay": False}] if plain else [])
     t = cfg.train
+    if t.optimizer == "sgd":  # λ(t) goes into each group's weight_decay: coupled L2
+        return torch.optim.SGD(groups, lr=t.lr, momentum=t.momentum, weight_decay=0.0)
     return torch.optim.AdamW(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, weight_decay=0.0, fused=True)
 
 

@@ -68,3 +68,31 @@ def test_process_settings_are_recorded_and_can_be_switched_off(monkeypatch):
     assert speed.tune_malloc() == (platform.libc_ver()[0] == "glibc")
     monkeypatch.setenv("CRITWIN_MALLOC_TUNE", "0")
     assert speed.tune_malloc() is False
+
+
+def test_sgd_decay_is_coupled_l2_through_the_momentum(tiny_cfg):
+    from critwin_lib.schedules import apply_hyperparams
+    from critwin_lib.train import build_model, build_optimizer
+
+    cfg = config.replace(tiny_cfg, **{"train.optimizer": "sgd", "train.momentum": 0.5})
+    model = build_model(cfg)
+    opt = build_optimizer(model, cfg)
+    assert isinstance(opt, torch.optim.SGD)
+    w = next(p for p in model.parameters() if p.ndim == 2)
+    p0 = w.detach().clone()
+    for _ in range(2):  # no loss gradient: only λ·p reaches the momentum buffer
+        for p in model.parameters():
+            p.grad = torch.zeros_like(p)
+        apply_hyperparams(opt, 0.1, 0.5)
+        opt.step()
+    p1 = p0 * (1 - 0.1 * 0.5)
+    torch.testing.assert_close(w.detach(), p1 - 0.1 * (0.5 * 0.5 * p0 + 0.5 * p1))
+
+
+def test_sgd_trains_and_adamw_keys_do_not_move(tiny_cfg):
+    from critwin_lib.experiment import run_key
+
+    h = train(config.replace(tiny_cfg, **{"train.optimizer": "sgd", "train.lr": 0.05}))
+    assert h["loss/train"].notna().all()
+    assert run_key(config.replace(tiny_cfg, **{"train.momentum": 0.9})) == run_key(tiny_cfg)  # neutral default
+    assert run_key(config.replace(tiny_cfg, **{"train.optimizer": "sgd"})) != run_key(tiny_cfg)
