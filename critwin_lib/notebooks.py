@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m critwin_lib.notebooks", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="execute claim notebooks")
-    r.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/cNN_*.ipynb")
+    r.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/cNN_*.ipynb and xNN_*.ipynb")
     r.add_argument("--profile", default=None, help="smoke | quick | paper (default: the notebook's own)")
     r.add_argument("--out", type=Path, default=CLAIMS_OUT)
     r.add_argument("--no-train", action="store_true", help="use stored results only; fail if any run is missing")

@@ -127,10 +127,11 @@ def _window_spans(schedules: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["window_start", "start", "end"])
 
 
-def _curve_layers(data: pd.DataFrame, domain: list[str], y_title: str) -> alt.LayerChart:
+def _curve_layers(data: pd.DataFrame, domain: list[str], y_title: str, color_title: str = "weight decay"
+                  ) -> alt.LayerChart:
     base = alt.Chart(data).encode(
         x=alt.X("step:Q", title="training step"),
-        color=alt.Color("condition:N", scale=color_scale(domain), title="weight decay"),
+        color=alt.Color("condition:N", scale=color_scale(domain), title=color_title),
     )
     band = base.mark_area(opacity=0.18).encode(y=alt.Y("lo:Q", title=y_title, scale=alt.Scale(domain=[0, 1])),
                                                y2="hi:Q")
@@ -142,11 +143,12 @@ def _curve_layers(data: pd.DataFrame, domain: list[str], y_title: str) -> alt.La
     return band + line
 
 
-def curves_chart(curves: pd.DataFrame, title: str, y_title: str = "OOD accuracy (4,3)") -> alt.LayerChart:
+def curves_chart(curves: pd.DataFrame, title: str, y_title: str = "OOD accuracy (4,3)",
+                 color_title: str = "weight decay") -> alt.LayerChart:
     """Mean over seeds (line) and bootstrap interval (band) per condition and step.
     `curves` has columns condition, step, mean, lo, hi, n (see `stats.mean_ci`)."""
     domain = list(dict.fromkeys(curves["condition"]))
-    return _curve_layers(curves, domain, y_title).properties(title=title)
+    return _curve_layers(curves, domain, y_title, color_title).properties(title=title)
 
 
 def _range_slider(name: str, values: list[float], default: float | None, label: str) -> alt.Parameter:
@@ -412,3 +414,15 @@ def margins_chart(margins: pd.DataFrame, title: str) -> alt.FacetChart:
     names = {"margin/train": "training pairs (m̂ + r̂)", "margin/test_ood": "unseen pair (4,3) (r̂)"}
     return alt.layer(band, line, data=margins.assign(panel=margins["margin"].map(names))).properties(
         width=260, height=180).facet(column=alt.Column("panel:N", title=None)).properties(title=title)
+
+
+def loglog_rates_chart(rates: pd.DataFrame, title: str) -> alt.Chart:
+    """Initial rates against γ on log–log axes, one line per pathway (a power law is a straight line,
+    its slope the exponent). `rates`: gamma, pathway, rate (> 0)."""
+    domain = list(dict.fromkeys(rates["pathway"]))
+    return alt.Chart(rates).mark_line(point=True, strokeWidth=2).encode(
+        x=alt.X("gamma:Q", title="init scale γ", scale=alt.Scale(type="log")),
+        y=alt.Y("rate:Q", title="initial growth per step", scale=alt.Scale(type="log")),
+        color=alt.Color("pathway:N", scale=color_scale(domain), title=None),
+        tooltip=["pathway:N", "gamma:Q", alt.Tooltip("rate:Q", format=".3e")],
+    ).properties(title=title, width=WIDTH, height=HEIGHT)

@@ -28,7 +28,9 @@ def test_book_pages_exist_and_reference_no_external_script(smoke_site):
     assert {"index.html", "book/intro.html", "book/setup.html", "book/claims/c00_calibration.html",
             "book/claims/c01_critical_window.html", "book/claims/c02_budget_placement.html",
             "book/claims/c03_sharp_onset.html", "book/claims/c04_window_vs_fitting.html",
-            "book/claims/c13_instrumentation.html"} <= names
+            "book/claims/c05_init_scale_window.html", "book/claims/c06_basin.html",
+            "book/claims/c10_two_timescales.html", "book/claims/c13_instrumentation.html",
+            "book/claims/x01_explorer.html"} <= names
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert not EXTERNAL.search(text), f"{page.name}: {EXTERNAL.search(text).group(0)}"
@@ -43,7 +45,8 @@ def test_intro_quotes_glued_numbers(smoke_site):
     cells = re.sub(r"<[^>]+>", "", row.group(0))
     assert re.search(r"window \d\.\d\d \[\d\.\d\d, \d\.\d\d\] vs full \d\.\d\d", cells), cells
     assert re.search(r"(not |partly )?reproduced", cells), cells
-    for claim in ("C2", "C3", "C4", "C4b", "C13"):  # every measured claim's row ends in a glued verdict
+    measured = ("C2", "C3", "C4", "C4b", "C5", "C6", "C7", "C10", "C13")
+    for claim in measured:  # every measured claim's row ends in a glued verdict
         row = re.search(rf"<tr[^>]*>\s*<td[^>]*><p><a[^>]*>(?:<span[^>]*>)?{claim}(?:</span>)?</a>.*?</tr>", text, re.S)
         assert row, f"no {claim} row"
         cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(0), re.S)]
@@ -130,3 +133,29 @@ def test_c1_page_draws_its_chart_and_slider_offline(served, browser):
     outside = [u for u in urls if urlparse(u).netloc != local]
     assert outside == [], outside
 
+
+
+def _move(browser, slider, to: str) -> None:
+    browser.execute_script(
+        f"const s = arguments[0]; s.value = s.{to}; s.dispatchEvent(new Event('input', {{bubbles: true}}));", slider)
+    time.sleep(1.0)
+
+
+def test_explorer_page_moves_with_both_sliders_offline(served, browser):
+    browser.get(f"{served}/book/claims/x01_explorer.html")
+    wait_for(browser, "return document.querySelector('.vega-embed canvas, .vega-embed svg') !== null")
+    wait_for(browser, "return document.querySelectorAll('.vega-bindings input[type=range]').length >= 2")
+    labels = browser.execute_script("return document.querySelector('.vega-bindings').textContent")
+    assert "window start" in labels and "γ" in labels, labels
+    assert "chart error" not in browser.find_element("css selector", ".vega-embed").text
+    drawing = ("const v = document.querySelector('.vega-embed canvas, .vega-embed svg');"
+               "return v.tagName === 'CANVAS' ? v.toDataURL() : v.outerHTML;")
+    start, gamma = browser.execute_script("return document.querySelectorAll('.vega-bindings input[type=range]')")[:2]
+    seen = [browser.execute_script(drawing)]
+    for slider, to in ((start, "max"), (gamma, "min"), (gamma, "max")):
+        _move(browser, slider, to)
+        seen.append(browser.execute_script(drawing))
+        assert seen[-1] != seen[-2], f"moving a slider to its {to} did not redraw the chart"
+    local = urlparse(served).netloc
+    urls = [u for u in requested_urls(browser) if urlparse(u).scheme in ("http", "https", "ws", "wss", "ftp")]
+    assert [u for u in urls if urlparse(u).netloc != local] == []
