@@ -589,12 +589,8 @@ def c05(*, profile: str, n_seeds: int, gammas: list, onset_fracs: list, window_f
         a = onset_analysis(P, seeds, g, protocol_name, onsets, window_frac, results_dir, train_missing, workers,
                            refine=refine_edges)
         e = a["edge"]
-        if e is not None:
-            edge, pm = e.edge, e.uncertainty
-        elif a["bracket"] is not None:
-            edge, pm = (a["bracket"][0] + a["bracket"][1]) / 2, (a["bracket"][1] - a["bracket"][0]) / 2
-        else:
-            edge, pm = math.nan, math.nan
+        coarse = e or (edges.Edge(*a["bracket"], a["theta"]) if a["bracket"] is not None else None)
+        edge, pm = (coarse.edge, coarse.uncertainty) if coarse else (math.nan, math.nan)
         swept = a["per_run"][a["per_run"]["onset"] >= 0].groupby("onset")["final_ood"].mean()
         rows.append({"gamma": g, "t_mem": a["t_mem_none"], "ood_none": a["N"], "theta": a["theta"], "edge": edge,
                      "edge_pm": pm, "edge_over_t_mem": edge / a["t_mem_none"], "refined": e is not None,
@@ -710,14 +706,10 @@ def rate_run(P: config.Profile, seed: int, gamma: float, protocol_name: str = pr
                                steps=steps, eval_every=max(1, steps // 50), instrument=True)
 
 
-def theory_onsets(model: theory.RateModel, gammas: list[float], fracs: list[float], n_seeds: int,
-                  window_frac: float = 0.25) -> np.ndarray:
-    """Share of the rate model's seeds that reason, shape (fracs, γ), for a window of `window_frac` of
-    its run (the spec's T, λ) starting at each fraction of the run: the theory's cell for a window placed
-    at the same fraction of a transformer run."""
-    T = theory.SPEC_T
-    W = round(window_frac * T)
-    return theory.onset_sweep(model, T, W, theory.SPEC_LAMBDA, [round(f * T) for f in fracs], gammas, n_seeds)
+def _check_theory_seeds(theory_seeds: Any) -> None:
+    """The rate model's seed count is checked before any transformer run is loaded or trained."""
+    if not isinstance(theory_seeds, int) or theory_seeds < 1:
+        raise config.ConfigError(f"theory_seeds: must be a positive integer, got {theory_seeds!r}")
 
 
 def _verdict_c10(mem: dict[str, float], rea: dict[str, float]) -> str:
@@ -738,8 +730,7 @@ def c10(*, profile: str, n_seeds: int, rate_gammas: list, c5_n_seeds: int, c5_ga
     if 1.0 not in c5_gammas:
         raise config.ConfigError(f"c5_gammas: must include 1.0 (the theory's time scale is fitted there), "
                                  f"got {c5_gammas}")
-    if not isinstance(theory_seeds, int) or theory_seeds < 1:
-        raise config.ConfigError(f"theory_seeds: must be a positive integer, got {theory_seeds!r}")
+    _check_theory_seeds(theory_seeds)
     protocol.get_protocol(protocol_name, "protocol_name")
     c5_seeds = protocol.seeds(P, c5_n_seeds)
     onsets = onset_grid(P, onset_fracs)
@@ -763,7 +754,7 @@ def c10(*, profile: str, n_seeds: int, rate_gammas: list, c5_n_seeds: int, c5_ga
                  protocol_name=protocol_name)
     measured = c5.frames["edges"].set_index("gamma")
     fine = [i / 200 for i in range(0, round(200 * (1 - window_frac)) + 1)]  # onsets every 0.5 % of the run
-    share = theory_onsets(model, c5_gammas, fine, theory_seeds, window_frac)
+    share = theory.window_shares(model, c5_gammas, fine, theory_seeds, window_frac)
     th_edge = np.array(theory.first_onset(fine, share))  # a fraction of the run, per γ
     i1 = c5_gammas.index(1.0)
     k = measured.loc[1.0, "edge"] / (th_edge[i1] * P.steps)  # the one fitted constant: a time scale
@@ -819,8 +810,7 @@ def x01(*, profile: str, n_seeds: int, gammas: list, onset_fracs: list, window_f
     model's share of reasoning seeds for the same cell. No scoreboard row."""
     P = config.get_profile(profile)
     gammas = gamma_list(gammas)
-    if not isinstance(theory_seeds, int) or theory_seeds < 1:
-        raise config.ConfigError(f"theory_seeds: must be a positive integer, got {theory_seeds!r}")
+    _check_theory_seeds(theory_seeds)
     pr = protocol.get_protocol(protocol_name, "protocol_name")
     onsets = onset_grid(P, onset_fracs)
     c5 = c05(profile=profile, n_seeds=n_seeds, gammas=gammas, onset_fracs=onset_fracs, window_frac=window_frac,
@@ -832,7 +822,8 @@ def x01(*, profile: str, n_seeds: int, gammas: list, onset_fracs: list, window_f
     sched = pd.concat([schedule_frame({"none": config.WDSchedule.none()}, P.steps).assign(window_start=math.nan)]
                       + [schedule_frame({"window": config.WDSchedule.window(o, length, pr.window_lambda)}, P.steps)
                          .assign(window_start=o) for o in onsets], ignore_index=True)
-    share = theory_onsets(theory.RateModel(), gammas, [o / P.steps for o in onsets], theory_seeds, window_frac)
+    share = theory.window_shares(theory.RateModel(), gammas, [o / P.steps for o in onsets], theory_seeds,
+                                 window_frac)
     table = c5.frames["table"]
     notes = []
     for i, o in enumerate(onsets):

@@ -256,6 +256,21 @@ def metrics_chart(curves: pd.DataFrame, title: str, columns: int = 2) -> alt.Fac
     ).resolve_scale(y="independent").properties(title=title)
 
 
+def _edge_marks(edges: pd.DataFrame, X: alt.X, Y: alt.Y, color: Any, tooltip: list) -> alt.LayerChart:
+    """Each found onset edge as a dot with its ± bracket, a missing one as a cross on the x axis.
+    `edges`: edge, edge_pm and the columns X, `color` and `tooltip` use."""
+    found = edges.dropna(subset=["edge"]).assign(lo=lambda d: d["edge"] - d["edge_pm"],
+                                                 hi=lambda d: d["edge"] + d["edge_pm"])
+    y_lo = alt.Y("lo:Q", title=Y.to_dict().get("title"))  # the bracket's axis is the edge's
+    bars = alt.Chart(found).mark_errorbar(thickness=2).encode(x=X, y=y_lo, y2="hi:Q", color=color)
+    pts = alt.Chart(found).mark_point(size=90, filled=True, opacity=1).encode(
+        x=X, y=Y, color=color, tooltip=[*tooltip, "edge:Q", "edge_pm:Q"])
+    missing = edges[edges["edge"].isna()].assign(edge=0)
+    crosses = alt.Chart(missing).mark_point(shape="cross", size=120, filled=True).encode(
+        x=X, y=Y, color=color, tooltip=[*tooltip, alt.Tooltip("note:N")]).transform_calculate(note="'no edge'")
+    return bars + pts + crosses
+
+
 def edge_vs_tmem_chart(edges: pd.DataFrame, steps: int, title: str) -> alt.LayerChart:
     """Each protocol's onset edge (with its ± uncertainty) against its t_mem, over the diagonal
     edge = t_mem. A protocol without an edge appears as a cross on the x axis.
@@ -266,17 +281,8 @@ def edge_vs_tmem_chart(edges: pd.DataFrame, steps: int, title: str) -> alt.Layer
     Y = alt.Y("edge:Q", title="onset edge (step)", scale=alt.Scale(domain=[0, steps]))
     diag = alt.Chart(pd.DataFrame({"t_mem": [0, steps], "edge": [0, steps]})).mark_line(
         strokeDash=[4, 3], color="#999").encode(x=X, y=Y)
-    found = edges.dropna(subset=["edge"]).assign(lo=lambda d: d["edge"] - d["edge_pm"],
-                                                 hi=lambda d: d["edge"] + d["edge_pm"])
-    pts = alt.Chart(found).mark_point(size=90, filled=True).encode(
-        x=X, y=Y, color=col, tooltip=["protocol:N", "t_mem:Q", "edge:Q", "edge_pm:Q"])
-    bars = alt.Chart(found).mark_errorbar().encode(x=X, y=alt.Y("lo:Q", title="onset edge (step)"), y2="hi:Q",
-                                                   color=col)
-    missing = edges[edges["edge"].isna()].assign(edge=0)
-    crosses = alt.Chart(missing).mark_point(shape="cross", size=120, filled=True).encode(
-        x=X, y=Y, color=col, tooltip=["protocol:N", "t_mem:Q", alt.Tooltip("note:N")]
-    ).transform_calculate(note="'no edge'")
-    return (diag + bars + pts + crosses).properties(title=title, width=260, height=260)
+    marks = _edge_marks(edges, X, Y, col, ["protocol:N", "t_mem:Q"])
+    return (diag + marks).properties(title=title, width=260, height=260)
 
 
 def window_gamma_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: str,
@@ -339,18 +345,10 @@ def edge_vs_gamma_chart(edges: pd.DataFrame, steps: int, title: str) -> alt.Laye
     `edges`: gamma, edge, edge_pm, t_mem[, predicted]."""
     X = alt.X("gamma:Q", title="init scale γ (std = γ·σ₀)", scale=alt.Scale(zero=False, padding=12))
     Y = alt.Y("edge:Q", title="step", scale=alt.Scale(domain=[0, steps]))
-    found = edges.dropna(subset=["edge"]).assign(lo=lambda d: d["edge"] - d["edge_pm"],
-                                                 hi=lambda d: d["edge"] + d["edge_pm"], what="onset edge")
-    bars = alt.Chart(found).mark_errorbar(thickness=2, color=COLORS["window"]).encode(
-        x=X, y=alt.Y("lo:Q", title="step"), y2="hi:Q")
-    pts = alt.Chart(found).mark_circle(size=100, color=COLORS["window"]).encode(
-        x=X, y=Y, tooltip=["gamma:Q", "edge:Q", "edge_pm:Q", alt.Tooltip("t_mem:Q", format=".0f")])
+    tip = ["gamma:Q", alt.Tooltip("t_mem:Q", format=".0f")]
     mem = alt.Chart(edges.dropna(subset=["t_mem"])).mark_point(shape="diamond", size=90, color="#333").encode(
-        x=X, y=alt.Y("t_mem:Q", title="step"), tooltip=["gamma:Q", alt.Tooltip("t_mem:Q", format=".0f")])
-    missing = edges[edges["edge"].isna()].assign(edge=0)
-    crosses = alt.Chart(missing).mark_point(shape="cross", size=120, filled=True, color=COLORS["window"]).encode(
-        x=X, y=Y, tooltip=["gamma:Q", alt.Tooltip("note:N")]).transform_calculate(note="'no edge'")
-    layers = bars + pts + mem + crosses
+        x=X, y=alt.Y("t_mem:Q", title="step"), tooltip=tip)
+    layers = _edge_marks(edges, X, Y, alt.value(COLORS["window"]), tip) + mem
     if "predicted" in edges:
         layers += alt.Chart(edges.dropna(subset=["predicted"])).mark_line(
             strokeDash=[6, 4], color="#1f77b4", point=True).encode(

@@ -150,6 +150,15 @@ def placement_counts(model: RateModel, gammas: list[float], n_seeds: int, T: int
     return dict(zip(names, won, strict=True))
 
 
+def window_shares(model: RateModel, gammas: list[float], fracs: list[float], n_seeds: int,
+                  window_frac: float = 0.25) -> np.ndarray:
+    """Share of seeds that reason, shape (fracs, γ), for a window of `window_frac` of the spec's run
+    (T, λ) starting at each fraction of it: the model's cell for a window placed at the same fraction of
+    a transformer run."""
+    W = round(window_frac * SPEC_T)
+    return onset_sweep(model, SPEC_T, W, SPEC_LAMBDA, [round(f * SPEC_T) for f in fracs], gammas, n_seeds)
+
+
 def rate_exponent(gammas: list[float], rates: list[np.ndarray], n_boot: int = 2000, seed: int = 0
                   ) -> dict[str, float]:
     """The γ-exponent k of a rate ∝ γ^k: the log–log slope of the mean rate over seeds against γ, with a

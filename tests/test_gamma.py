@@ -90,7 +90,7 @@ def test_margin_rates_split_memorization_from_reasoning():
 
 
 def test_theory_cells_follow_the_run_fraction():
-    share = claims.theory_onsets(theory.RateModel(), [0.5, 1.1], [0.0, 0.375, 0.75], 12)
+    share = theory.window_shares(theory.RateModel(), [0.5, 1.1], [0.0, 0.375, 0.75], 12)
     assert share.shape == (3, 2)
     assert share[0].max() == 0 and share[2].max() == 0  # early and late windows fail in the model
     assert share[1, 1] >= share[1, 0]  # the middle window: larger γ at least as good
