@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from critwin_lib import config, edges, experiment, protocol, schedules, stats, theory
+from critwin_lib import config, edges, experiment, protocol, schedules, specificity, stats, theory
 from critwin_lib.plotting import schedule_frame
 
+VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "inconclusive")  # "inconclusive": a premise failed
 CLAIMS_CSV_COLUMNS = ["claim", "statement", "paper", "ours", "profile", "seeds", "verdict"]
 
 
@@ -142,15 +143,17 @@ _planning = False
 
 
 def _run_grid(specs: list[tuple[dict[str, Any], config.RunConfig]], results_dir: str, train_missing: bool,
-              workers: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Make sure every run exists (training what is missing); return (histories, one row per run).
-    A claim function's first call covers all its runs except those an edge finder adds later."""
+              workers: int, fate_of: Any = fate) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Make sure every run exists (training what is missing); return (histories, one row per run, with
+    each run's `fate_of` unless that is None). A claim function's first call covers all its runs except
+    those an edge finder adds later."""
     labels, runs = [lab for lab, _ in specs], [cfg for _, cfg in specs]
     if _planning:
         raise _Planned(runs)
     sw = experiment.sweep(runs, results_dir, workers=workers, train_missing=train_missing)
     per_run = experiment.summaries(sw.results, labels)
-    per_run["fate"] = [fate(r) for _, r in per_run.iterrows()]
+    if fate_of is not None:
+        per_run["fate"] = [fate_of(r) for _, r in per_run.iterrows()]
     return experiment.frame(sw.results, labels), per_run
 
 
@@ -841,7 +844,8 @@ def x01(*, profile: str, n_seeds: int, gammas: list, onset_fracs: list, window_f
 # ------------------------------------------------------------------------------- the scoreboard
 CLAIM_FUNCTIONS = {"c00_calibration": c00, "c01_critical_window": c01, "c02_budget_placement": c02,
                    "c03_sharp_onset": c03, "c04_window_vs_fitting": c04, "c05_init_scale_window": c05,
-                   "c06_basin": c06, "c10_two_timescales": c10, "c13_instrumentation": c13, "x01_explorer": x01}
+                   "c06_basin": c06, "c08_grokking": specificity.c08, "c09_scan": specificity.c09,
+                   "c10_two_timescales": c10, "c13_instrumentation": c13, "x01_explorer": x01}
 
 
 def planned_runs(stem: str, params: dict[str, Any]) -> list[config.RunConfig]:

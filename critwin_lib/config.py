@@ -40,8 +40,15 @@ def _nonneg(value: Any, name: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------- task
-TASK_NAMES = ("anchor",)
+TASK_NAMES = ("anchor", "modarith", "scan")
 ANCHOR_VARIANTS = ("A", "B")
+ANCHOR_INPUT_LEN = 9  # input tokens per anchor sequence
+ANCHOR_VOCAB_SIZE = 201  # ids 0..200, 0 = PAD
+
+
+def _task_name(value: Any, expected: str) -> None:
+    _require(value == expected, "task.name", f"unknown task {value!r}; known: {TASK_NAMES}" if value not in TASK_NAMES
+             else f"{value!r} is not the name of a {expected} task config")
 
 
 @dataclass(frozen=True)
@@ -55,13 +62,106 @@ class AnchorTask:
     data_seed: int = 1234  # fixes the training set and the eval sets; shared by all runs
 
     def __post_init__(self) -> None:
-        _require(self.name in TASK_NAMES, "task.name", f"unknown task {self.name!r}; known: {TASK_NAMES}")
+        _task_name(self.name, "anchor")
         _require(self.variant in ANCHOR_VARIANTS, "task.variant",
                  f"unknown variant {self.variant!r}; known: {ANCHOR_VARIANTS}")
         _positive_int(self.n_train_per_pair, "task.n_train_per_pair")
         _positive_int(self.n_eval, "task.n_eval")
-        _require(isinstance(self.data_seed, int) and self.data_seed >= 0, "task.data_seed",
-                 f"must be a non-negative integer, got {self.data_seed!r}")
+        _seed(self.data_seed, "task.data_seed")
+
+    @property
+    def vocab_size(self) -> int:
+        return ANCHOR_VOCAB_SIZE
+
+    @property
+    def seq_len(self) -> int:
+        """Longest model input (the model's max_pos must reach it)."""
+        return ANCHOR_INPUT_LEN
+
+
+def _seed(value: Any, name: str) -> None:
+    _require(isinstance(value, int) and not isinstance(value, bool) and value >= 0, name,
+             f"must be a non-negative integer, got {value!r}")
+
+
+MODARITH_OPS = ("add", "sub", "mul", "div")
+
+
+def _is_prime(p: int) -> bool:
+    return p >= 2 and all(p % k for k in range(2, math.isqrt(p) + 1))
+
+
+@dataclass(frozen=True)
+class ModArithTask:
+    """(a ∘ b) mod p, the grokking task (claim C8, spec §6): inputs [a, b, =], the answer at the last
+    position, a seeded split of all pairs into a training fraction and the held-out rest ("test")."""
+
+    name: str = "modarith"
+    p: int = 113
+    op: str = "add"
+    train_frac: float = 0.3
+    data_seed: int = 0
+
+    def __post_init__(self) -> None:
+        _task_name(self.name, "modarith")
+        _require(isinstance(self.p, int) and not isinstance(self.p, bool) and _is_prime(self.p), "task.p",
+                 f"must be a prime (the answers form a field mod p), got {self.p!r}")
+        _require(self.op in MODARITH_OPS, "task.op", f"unknown operation {self.op!r}; known: {MODARITH_OPS}")
+        _require(isinstance(self.train_frac, int | float) and 0 < self.train_frac < 1, "task.train_frac",
+                 f"must be in (0, 1), got {self.train_frac!r}")
+        n_pairs = self.p * (self.p - 1 if self.op == "div" else self.p)
+        _require(1 <= int(self.train_frac * n_pairs) < n_pairs, "task.train_frac",
+                 f"{self.train_frac} of {n_pairs} pairs leaves an empty split")
+        _seed(self.data_seed, "task.data_seed")
+        object.__setattr__(self, "train_frac", float(self.train_frac))
+
+    @property
+    def vocab_size(self) -> int:
+        return self.p + 1  # 0..p-1 and "=" (id p)
+
+    @property
+    def seq_len(self) -> int:
+        return 3
+
+
+SCAN_SPLITS = ("addprim_jump",)
+SCAN_VOCAB_SIZE = 22  # 13 command words + 6 actions + PAD, SEP, EOS (spec §7)
+SCAN_SEQ_LEN = 58  # 9 command slots + SEP + 48 actions; the model never reads the final EOS
+
+
+@dataclass(frozen=True)
+class ScanTask:
+    """SCAN (claim C9, spec §7) as one decoder-only sequence "command SEP actions EOS": commands left-padded
+    to 9 slots so actions always start at position 10; loss on the action tokens and EOS. `n_val` commands of
+    the training file (not bare "jump") are held out to show the model learned the training distribution;
+    each evaluation split is scored by greedy exact match on `n_eval` commands (0: all of them)."""
+
+    name: str = "scan"
+    split: str = "addprim_jump"
+    n_val: int = 1000
+    n_eval: int = 1000
+    data_seed: int = 0
+
+    def __post_init__(self) -> None:
+        _task_name(self.name, "scan")
+        _require(self.split in SCAN_SPLITS, "task.split", f"unknown split {self.split!r}; known: {SCAN_SPLITS}")
+        _require(isinstance(self.n_val, int) and 0 < self.n_val <= 6000, "task.n_val",
+                 f"must be an integer in [1, 6000] (held-out training commands), got {self.n_val!r}")
+        _require(isinstance(self.n_eval, int) and not isinstance(self.n_eval, bool) and self.n_eval >= 0,
+                 "task.n_eval", f"must be a non-negative integer (0: every command), got {self.n_eval!r}")
+        _seed(self.data_seed, "task.data_seed")
+
+    @property
+    def vocab_size(self) -> int:
+        return SCAN_VOCAB_SIZE
+
+    @property
+    def seq_len(self) -> int:
+        return SCAN_SEQ_LEN
+
+
+TaskConfig = AnchorTask | ModArithTask | ScanTask
+TASK_CONFIGS: dict[str, type] = {"anchor": AnchorTask, "modarith": ModArithTask, "scan": ScanTask}
 
 
 # ---------------------------------------------------------------------------------------- model
@@ -228,7 +328,7 @@ class WDSchedule:
 class RunConfig:
     """Everything that determines one training run (and so its cache key)."""
 
-    task: AnchorTask = field(default_factory=AnchorTask)
+    task: TaskConfig = field(default_factory=AnchorTask)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     wd: WDSchedule = field(default_factory=WDSchedule)
@@ -237,14 +337,16 @@ class RunConfig:
         for i, (start, end, _) in enumerate(self.wd.windows):
             _require(end <= self.train.steps, f"wd.windows[{i}]",
                      f"window [{start}, {end}) ends after the run (train.steps = {self.train.steps})")
-        _require(self.model.max_pos >= ANCHOR_INPUT_LEN, "model.max_pos",
-                 f"must be >= {ANCHOR_INPUT_LEN} for the anchor task, got {self.model.max_pos}")
-        _require(self.model.vocab_size == ANCHOR_VOCAB_SIZE, "model.vocab_size",
-                 f"must be {ANCHOR_VOCAB_SIZE} for the anchor task, got {self.model.vocab_size}")
-
-
-ANCHOR_INPUT_LEN = 9  # input tokens per anchor sequence
-ANCHOR_VOCAB_SIZE = 201  # ids 0..200, 0 = PAD
+        _require(isinstance(self.task, tuple(TASK_CONFIGS.values())), "task",
+                 f"must be a task config ({', '.join(c.__name__ for c in TASK_CONFIGS.values())}), "
+                 f"got {type(self.task).__name__}")
+        name = self.task.name
+        _require(self.model.max_pos >= self.task.seq_len, "model.max_pos",
+                 f"must be >= {self.task.seq_len} for the {name} task, got {self.model.max_pos}")
+        _require(self.model.vocab_size == self.task.vocab_size, "model.vocab_size",
+                 f"must be {self.task.vocab_size} for the {name} task, got {self.model.vocab_size}")
+        _require(not self.train.instrument or name == "anchor", "train.instrument",
+                 f"the C13 measurements read the anchor task's tokens; not available for the {name} task")
 
 
 def to_dict(cfg: RunConfig) -> dict[str, Any]:
@@ -257,7 +359,10 @@ def from_dict(d: dict[str, Any]) -> RunConfig:
     wd = dict(d.get("wd", {}))
     wd["windows"] = tuple(tuple(w) for w in wd.get("windows", ()))
     try:
-        return RunConfig(task=AnchorTask(**d.get("task", {})), model=ModelConfig(**d.get("model", {})),
+        task = dict(d.get("task", {}))
+        name = task.get("name", "anchor")
+        _require(name in TASK_CONFIGS, "task.name", f"unknown task {name!r}; known: {TASK_NAMES}")
+        return RunConfig(task=TASK_CONFIGS[name](**task), model=ModelConfig(**d.get("model", {})),
                          train=TrainConfig(**d.get("train", {})), wd=WDSchedule(**wd))
     except TypeError as e:  # unexpected keyword
         raise ConfigError(f"config: {e}") from None

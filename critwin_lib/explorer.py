@@ -75,7 +75,7 @@ def describe(cfg: config.RunConfig, result: experiment.Result | None, results_di
     measured on the cache's runs, as sweep estimates are)."""
     key = experiment.run_key(cfg)
     if result is None:
-        ms = experiment.Store(results_dir).ms_per_step(cfg.train.batch_size, cfg.model.n_layer)
+        ms = experiment.Store(results_dir).ms_per_step(cfg)
         seconds = cfg.train.steps * ms / 1000
         took = f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
         return f"run {key} is not in the cache: press 'train this cell' (about {took} on one core)"

@@ -1,7 +1,9 @@
 """Measurements of a model on a task, and summaries of a run's history.
 
-Metric keys are `quantity/split` (`acc/test_ood`, `loss/train`), plus `param_norm`. Everything is
-read at the last position, where the task's answer is. Used by: train.py, every claim notebook.
+Metric keys are `quantity/split` (`acc/test_ood`, `loss/train`), plus `param_norm`. For the tasks with
+one answer (anchor, modular arithmetic) everything is read at the last position, where the answer is; for
+SCAN `acc/<split>` is exact match of greedily generated action sequences and `loss/<split>` the
+teacher-forced loss on the action tokens. Used by: train.py, every claim notebook.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from critwin_lib.tasks import TaskData
+from critwin_lib.tasks import IGNORE, TaskData
 
 MEMORIZED_TRAIN_ACC = 0.99  # t_mem: first evaluated step with training accuracy above this
 
@@ -39,20 +41,54 @@ def trained_shift_fraction(pred: np.ndarray, keys: np.ndarray, trained_shifts: l
 
 
 @torch.no_grad()
+def generate_greedy(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, start: int) -> torch.Tensor:
+    """Greedy continuation of `inputs[:, :start]`, one token at a time, as far as the last scored target
+    (later tokens cannot change an exact match). Returns (N, T + 1): the prompt, then generated tokens, so
+    column t + 1 is the model's choice for the target of input position t."""
+    scored = (targets != IGNORE).any(0).nonzero()
+    stop = int(scored.max()) + 1 if len(scored) else start - 1  # the last position to generate
+    out = torch.zeros(inputs.shape[0], inputs.shape[1] + 1, dtype=inputs.dtype)
+    out[:, :start] = inputs[:, :start]
+    for t in range(start, stop + 1):
+        out[:, t] = model(out[:, :t], last_only=True)[:, -1].argmax(-1)
+    return out
+
+
+@torch.no_grad()
+def sequence_scores(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 1024
+                    ) -> tuple[float, float]:
+    """(exact-match accuracy under greedy decoding, teacher-forced loss) of a next-token split: a row is
+    right when every scored token (the actions and EOS) is generated."""
+    scored = y != IGNORE
+    first = int(scored.float().argmax(1).min()) + 1  # generation starts at the first scored token
+    right, loss_sum = 0, 0.0
+    for i in range(0, len(x), batch_size):
+        xb, yb, mb = x[i:i + batch_size], y[i:i + batch_size], scored[i:i + batch_size]
+        gen = generate_greedy(model, xb, yb, first)
+        right += int(((gen[:, 1:] == yb) | ~mb).all(1).sum())
+        loss_sum += F.cross_entropy(model(xb).flatten(0, 1), yb.flatten(), ignore_index=IGNORE,
+                                    reduction="sum").item()
+    return right / len(x), loss_sum / max(1, int(scored.sum()))
+
+
+@torch.no_grad()
 def evaluate(model: torch.nn.Module, task: TaskData, tensors: dict[str, tuple[torch.Tensor, torch.Tensor]],
              logits_out: dict[str, torch.Tensor] | None = None) -> dict[str, float]:
-    """Accuracy and loss on every split; on the OOD split(s) also the share of trained shifts.
-    `logits_out`, if given, receives each split's last-position logits (for `instrument`)."""
+    """Accuracy and loss on every split; on the anchor task's OOD split(s) also the share of trained
+    shifts. `logits_out`, if given, receives each split's last-position logits (for `instrument`)."""
     was_training = model.training
     model.eval()
     out: dict[str, float] = {}
     for name, (x, y) in tensors.items():
+        if task.objective == "sequence":
+            out[f"acc/{name}"], out[f"loss/{name}"] = sequence_scores(model, x, y)
+            continue
         logits = last_logits(model, x)
         if logits_out is not None:
             logits_out[name] = logits
         out[f"acc/{name}"] = accuracy(logits, y)
         out[f"loss/{name}"] = F.cross_entropy(logits, y).item()
-        if name.startswith("test_ood"):
+        if name.startswith("test_ood") and "trained_shifts" in task.meta:
             pred = logits.argmax(-1).cpu().numpy()
             out[f"trained_shift/{name}"] = trained_shift_fraction(
                 pred, task.splits[name].keys, task.meta["trained_shifts"])
@@ -68,8 +104,16 @@ def t_mem(history: pd.DataFrame, threshold: float = MEMORIZED_TRAIN_ACC) -> floa
 
 
 def summarize(history: pd.DataFrame) -> dict[str, float]:
-    """The per-run numbers the claims use: final and max-over-training OOD accuracy, t_mem, fit."""
+    """The per-run numbers the claims use. Anchor task: final and max-over-training OOD accuracy, t_mem,
+    fit. Other tasks: final and max accuracy of every split, t_mem and the final parameter norm."""
     last = history.iloc[-1]
+    if "acc/test_ood" not in history:
+        out = {}
+        for col in (c for c in history.columns if c.startswith("acc/")):
+            split = col.split("/", 1)[1]
+            out[f"final_{split}"] = float(last[col])
+            out[f"max_{split}"] = float(history[col].max())
+        return {**out, "t_mem": t_mem(history), "final_param_norm": float(last["param_norm"])}
     return {
         "final_ood": float(last["acc/test_ood"]),
         "max_ood": float(history["acc/test_ood"].max()),

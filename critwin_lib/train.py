@@ -22,7 +22,7 @@ from critwin_lib.config import RunConfig
 from critwin_lib.metrics import evaluate, instrument
 from critwin_lib.model import TinyTransformer, decay_groups
 from critwin_lib.schedules import apply_hyperparams, lr_at, wd_at
-from critwin_lib.tasks import TaskData, make_task
+from critwin_lib.tasks import IGNORE, TaskData, make_task
 
 
 def build_model(cfg: RunConfig, dtype: torch.dtype = torch.float32) -> TinyTransformer:
@@ -53,6 +53,14 @@ def last_position_loss(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor)
     return F.cross_entropy(model(x, last_only=True)[:, -1], y)
 
 
+def sequence_loss(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over the scored next tokens (targets != IGNORE): SCAN's action tokens and EOS."""
+    return F.cross_entropy(model(x).flatten(0, 1), y.flatten(), ignore_index=IGNORE)
+
+
+LOSSES = {"last": last_position_loss, "sequence": sequence_loss}
+
+
 COMPILE_MIN_STEPS = 1000  # compiling costs seconds to a minute; it pays only for longer runs
 
 
@@ -68,23 +76,25 @@ def compile_available() -> bool:
         return False
 
 
-def loss_function(compile: bool | None, steps: int) -> Callable[..., torch.Tensor]:
-    """The per-step loss, compiled with inductor when asked (None: when the run is long enough, unless
-    $CRITWIN_COMPILE=0) and when compiling works here. Same mathematics either way; compiling fuses the
-    small attention and GELU ops."""
+def loss_function(compile: bool | None, steps: int, objective: str = "last") -> Callable[..., torch.Tensor]:
+    """The per-step loss of the task's objective, compiled with inductor when asked (None: when the run is
+    long enough, unless $CRITWIN_COMPILE=0) and when compiling works here. Same mathematics either way;
+    compiling fuses the small attention and GELU ops."""
     if compile is None:
         compile = steps >= COMPILE_MIN_STEPS and os.environ.get("CRITWIN_COMPILE", "1") != "0"
+    loss = LOSSES[objective]
     if not compile or not compile_available():
-        return last_position_loss
+        return loss
     torch._dynamo.reset()  # a fresh model per run: start from clean guards, not the recompile limit
-    return torch.compile(last_position_loss)
+    return torch.compile(loss)
 
 
 def training_step(model: torch.nn.Module, opt: torch.optim.Optimizer, cfg: RunConfig,
-                  compile: bool | None = False) -> Callable[[float, float, torch.Tensor, torch.Tensor], float]:
+                  compile: bool | None = False, objective: str = "last"
+                  ) -> Callable[[float, float, torch.Tensor, torch.Tensor], float]:
     """One optimisation step at a given lr and λ on a batch; returns the batch loss. `train` runs it,
     and `make bench` times exactly it."""
-    loss_fn = loss_function(compile, cfg.train.steps)
+    loss_fn = loss_function(compile, cfg.train.steps, objective)
     clip = cfg.train.grad_clip
 
     def step(lr: float, wd: float, x: torch.Tensor, y: torch.Tensor) -> float:
@@ -111,7 +121,7 @@ def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
     task = task if task is not None else make_task(cfg.task)
     model = build_model(cfg, dtype)
     opt = build_optimizer(model, cfg)
-    step_fn = training_step(model, opt, cfg, compile)
+    step_fn = training_step(model, opt, cfg, compile, task.objective)
     x_train = torch.from_numpy(task.train_inputs)
     y_train = torch.from_numpy(task.train_targets)
     evals = {name: (torch.from_numpy(s.inputs), torch.from_numpy(s.targets)) for name, s in task.splits.items()}
@@ -130,7 +140,8 @@ def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
                 row.update(instrument(model, evals, logits))
             rows.append(row)
             loss_sum, loss_n = 0.0, 0
-            bar.set_postfix(ood=f"{row['acc/test_ood']:.2f}", train=f"{row['acc/train']:.2f}")
+            bar.set_postfix({task.headline.split("/")[-1]: f"{row[task.headline]:.2f}",
+                             "train": f"{row['acc/train']:.2f}"})
         if step == t.steps:
             break
         idx = next(order)

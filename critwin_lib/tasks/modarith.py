@@ -45,4 +45,5 @@ def make_modarith(p: int = 113, op: str = "add", train_frac: float = 0.3, data_s
     tr, te = order[:n_train], order[n_train:]
     return TaskData(train_inputs=inputs[tr], train_targets=c[tr],
                     splits={"train": Split(inputs[tr], c[tr], a[tr]), "test": Split(inputs[te], c[te], a[te])},
-                    vocab_size=p + 1, meta={"p": p, "op": op, "n_pairs": len(a), "n_train": n_train})
+                    vocab_size=p + 1, meta={"p": p, "op": op, "n_pairs": len(a), "n_train": n_train},
+                    headline="acc/test")

@@ -14,6 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
+from critwin_lib.config import SCAN_SEQ_LEN, SCAN_VOCAB_SIZE, ScanTask
+from critwin_lib.tasks import IGNORE, Split, TaskData
+
 PRIMITIVES = ("walk", "look", "run", "jump")
 ACTION = {u: f"I_{u.upper()}" for u in PRIMITIVES}
 TURN = {"left": "I_TURN_LEFT", "right": "I_TURN_RIGHT"}
@@ -68,6 +73,73 @@ def add_prim_jump() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     test = [c for c in every if "jump" in c[0].split() and c[0] != "jump"]
     n_jump = round(JUMP_SHARE * len(plain) / (1 - JUMP_SHARE))
     return plain + [("jump", ACTION["jump"])] * n_jump, test
+
+
+# ------------------------------------------------------------------------- as a model's sequences
+PAD, SEP, EOS = 0, 1, 2
+TOKENS = ("<pad>", "<sep>", "<eos>", *INPUT_VOCAB, *OUTPUT_VOCAB)
+TOKEN_ID = {t: i for i, t in enumerate(TOKENS)}
+MAX_COMMAND = 9  # words; commands are left-padded to this, so SEP is always at position 9
+FIRST_ACTION = MAX_COMMAND + 1
+assert len(TOKENS) == SCAN_VOCAB_SIZE
+
+
+def encode(pairs: list[tuple[str, str]]) -> np.ndarray:
+    """(N, 59) token ids: PAD… command SEP actions EOS PAD…, the first action always at position 10."""
+    out = np.full((len(pairs), SCAN_SEQ_LEN + 1), PAD, dtype=np.int64)
+    for i, (cmd, act) in enumerate(pairs):
+        words, actions = cmd.split(), act.split()
+        out[i, MAX_COMMAND - len(words):MAX_COMMAND] = [TOKEN_ID[w] for w in words]
+        out[i, MAX_COMMAND] = SEP
+        out[i, FIRST_ACTION:FIRST_ACTION + len(actions) + 1] = [TOKEN_ID[a] for a in actions] + [EOS]
+    return out
+
+
+def decode(ids: np.ndarray) -> str:
+    """The actions of one generated row (positions from 10 up to the first EOS)."""
+    words = []
+    for t in ids[FIRST_ACTION:]:
+        if t == EOS:
+            break
+        words.append(TOKENS[int(t)])
+    return " ".join(words)
+
+
+def _next_token_split(pairs: list[tuple[str, str]]) -> Split:
+    """Model inputs (N, 58) and next-token targets, IGNORE before the first action and after EOS."""
+    seq = encode(pairs)
+    inputs, targets = seq[:, :-1], seq[:, 1:].copy()
+    pos = np.arange(1, SCAN_SEQ_LEN + 1)
+    eos_at = (seq == EOS).argmax(1)
+    targets[(pos[None, :] < FIRST_ACTION) | (pos[None, :] > eos_at[:, None])] = IGNORE
+    return Split(inputs, targets, np.array([len(c.split()) for c, _ in pairs]))
+
+
+def make_scan_task(cfg: ScanTask) -> TaskData:
+    """Training set: the add_prim_jump training file less `n_val` held-out commands without "jump" (bare
+    "jump" keeps its 1,467 copies). Evaluation splits, each `n_eval` commands (0: all): "train" (distinct
+    training commands), "val" (the held-out ones), "test" (the add_prim_jump test file)."""
+    train, test = add_prim_jump()
+    plain = [c for c in train if c[0] != "jump"]
+    jumps = [c for c in train if c[0] == "jump"]
+    rng = np.random.default_rng([cfg.data_seed, 7])
+    order = rng.permutation(len(plain))
+    val = [plain[i] for i in order[:cfg.n_val]]
+    kept = [plain[i] for i in np.sort(order[cfg.n_val:])]
+
+    def subset(pairs: list[tuple[str, str]], tag: int) -> list[tuple[str, str]]:
+        if not cfg.n_eval or cfg.n_eval >= len(pairs):
+            return pairs
+        pick = np.random.default_rng([cfg.data_seed, tag]).choice(len(pairs), cfg.n_eval, replace=False)
+        return [pairs[i] for i in np.sort(pick)]
+
+    fit = _next_token_split(kept + jumps)
+    splits = {"train": _next_token_split(subset(kept + jumps[:1], 1)), "val": _next_token_split(subset(val, 2)),
+              "test": _next_token_split(subset(test, 3))}
+    return TaskData(train_inputs=fit.inputs, train_targets=fit.targets, splits=splits, vocab_size=SCAN_VOCAB_SIZE,
+                    meta={"split": cfg.split, "n_train_lines": len(kept) + len(jumps), "n_val": len(val),
+                          "n_test": len(test)},
+                    objective="sequence", headline="acc/test")
 
 
 def line(command: str, actions: str) -> str:

@@ -1,0 +1,70 @@
+"""C8 and C9: the weight-decay conditions, the reference run's setting, the verdict rules, and bad input."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from critwin_lib import schedules, specificity
+from critwin_lib.config import ConfigError
+
+PLACEMENTS = {"early": 0.0, "middle": 0.375, "late": 0.75}
+
+
+def test_every_window_carries_the_budget_of_the_constant():
+    size = specificity.GROK["quick"]
+    conds = specificity.conditions(size, [0.3, 1.0], 1.0, PLACEMENTS, 0.25)
+    assert list(conds) == ["none", "constant λ=0.3", "constant λ=1", "early", "middle", "late"]
+    for name in PLACEMENTS:
+        assert schedules.budget(conds[name], size.steps) == pytest.approx(schedules.budget(conds["constant λ=1"],
+                                                                                           size.steps))
+        (start, end, lam), = conds[name].windows
+        assert end - start == size.steps // 4 and lam == pytest.approx(4.0)
+    assert conds["late"].windows[0][1] == size.steps
+
+
+def test_the_reference_run_is_the_known_grokking_setting():
+    cfg = specificity.grok_reference("quick")
+    assert (cfg.task.p, cfg.task.op, cfg.task.train_frac) == (113, "add", 0.3)
+    assert cfg.model.n_layer == 1 and cfg.model.d_model == 128 and cfg.model.n_head == 4
+    t = cfg.train
+    assert t.batch_size >= int(0.3 * 113 ** 2) and (t.lr, t.beta1, t.beta2) == (1e-3, 0.9, 0.98)  # full batch
+    assert cfg.wd.base == 1.0 and not cfg.wd.windows and t.optimizer == "adamw"
+
+
+@pytest.mark.parametrize("no_window, ratio, verdict", [(True, 5.0, "reproduced"), (True, 1.2, "partly reproduced"),
+                                                       (False, 3.0, "partly reproduced"),
+                                                       (False, 1.0, "not reproduced"),
+                                                       (True, math.nan, "partly reproduced")])
+def test_c08_rule(no_window, ratio, verdict):
+    assert specificity._verdict_c08(no_window, ratio) == verdict
+
+
+@pytest.mark.parametrize("learned, best, verdict", [(True, 0.02, "reproduced"), (True, 0.2, "partly reproduced"),
+                                                    (True, 0.8, "not reproduced"), (False, 0.0, "inconclusive")])
+def test_c09_rule(learned, best, verdict):
+    assert specificity._verdict_c09(learned, best) == verdict
+
+
+def test_steps_to_grok_count_never_as_later_than_anything():
+    h = pd.DataFrame({"step": [0, 100, 200, 300], "acc/test": [0.0, 0.5, 0.995, 1.0]})
+    assert specificity.t_grok(h) == 200 and math.isnan(specificity.t_grok(h.assign(**{"acc/test": 0.5})))
+    assert specificity._censored_median(pd.Series([100.0, 300.0, np.nan]), 1000) == 300
+    assert specificity._censored_median(pd.Series([100.0, np.nan, np.nan]), 1000) == math.inf
+
+
+@pytest.mark.parametrize("claim, kw, name", [
+    ("c08", {"constant_lambdas": [0.3, -1]}, "constant_lambdas"),
+    ("c08", {"budget_lambda": 0}, "budget_lambda"),
+    ("c09", {"placements": {"late": 0.8}}, "placements"),
+    ("c09", {"window_frac": 1.5}, "window_frac"),
+    ("c08", {"n_seeds": -2}, "n_seeds"),
+    ("c09", {"profile": "huge"}, "profile"),
+])
+def test_bad_parameters_fail_before_any_training(tmp_path, claim, kw, name):
+    params = {"profile": "smoke", "n_seeds": 0, "constant_lambdas": [1.0], "budget_lambda": 1.0,
+              "placements": PLACEMENTS, "window_frac": 0.25, "results_dir": str(tmp_path / "results"), "workers": 0}
+    with pytest.raises(ConfigError, match=f"^{name}"):
+        getattr(specificity, claim)(**{**params, **kw})
+    assert not (tmp_path / "results").exists()
