@@ -82,7 +82,8 @@ GROK_REFERENCE = {
 GROK_REFERENCE["paper"] = dataclasses.replace(GROK_REFERENCE["quick"], steps=20_000, eval_every=100)
 GROK_REFERENCE_LAMBDA = 1.0
 
-# The C8 sweep: the spec's companion setting (§6) at a size two cores train: p 97, 2 layers, minibatches.
+# The C8 sweep: the spec's companion setting (§6) with the reference's one-layer model, at a size two cores
+# train: p 97, 40 % training pairs, minibatches of 512. Profiles change the length and the seeds only.
 GROK = {
     "smoke": TaskSize(steps=48, eval_every=16, n_seeds=2, batch_size=64, lr=3e-3, warmup_steps=4,
                       n_layer=1, d_model=32, n_head=2, d_mlp=64, beta2=0.98, grad_clip=0.0,
@@ -91,7 +92,7 @@ GROK = {
                       n_layer=1, d_model=128, n_head=4, d_mlp=512, beta2=0.98, grad_clip=0.0,
                       task={"p": 97, "train_frac": 0.4}),
     "paper": TaskSize(steps=20_000, eval_every=100, n_seeds=12, batch_size=512, lr=1e-3, warmup_steps=10,
-                      n_layer=2, d_model=128, n_head=4, d_mlp=512, beta2=0.98, grad_clip=0.0,
+                      n_layer=1, d_model=128, n_head=4, d_mlp=512, beta2=0.98, grad_clip=0.0,
                       task={"p": 97, "train_frac": 0.4}),
 }
 
@@ -102,9 +103,9 @@ SCAN = {
     "quick": TaskSize(steps=2000, eval_every=500, n_seeds=4, batch_size=64, lr=1e-3, warmup_steps=100,
                       n_layer=2, d_model=64, n_head=4, d_mlp=256, wd_params="matrices",
                       task={"n_val": 1000, "n_eval": 500}),
-    "paper": TaskSize(steps=20_000, eval_every=500, n_seeds=12, batch_size=128, lr=1e-3, warmup_steps=200,
+    "paper": TaskSize(steps=20_000, eval_every=1000, n_seeds=12, batch_size=128, lr=1e-3, warmup_steps=200,
                       n_layer=2, d_model=128, n_head=4, d_mlp=512, wd_params="matrices",
-                      task={"n_val": 1000, "n_eval": 0}),
+                      task={"n_val": 1000, "n_eval": 2000}),
 }
 
 
@@ -206,6 +207,9 @@ def c08(*, profile: str, n_seeds: int, constant_lambdas: list, budget_lambda: fl
     lower_bound = not math.isfinite(win_median)
     if lower_bound and math.isfinite(t_best):
         ratio = size.steps / t_best  # at least: the windows' median is past the end of the run
+    same = f"constant λ={float(budget_lambda):g}"  # the constant with the windows' budget, when it was run
+    t_same = float(table.loc[same, "t_grok_median"]) if same in table.index else math.nan
+    ratio_same = win_median / t_same if math.isfinite(t_same) and t_same > 0 else math.nan
     no_window = all(table.loc[w, "grokked"] >= table.loc[w, "seeds"] / 2 for w in windows)
     verdict = _verdict_c08(no_window, ratio)
     ref_row = ref_hist.sort_values("step")
@@ -214,8 +218,10 @@ def c08(*, profile: str, n_seeds: int, constant_lambdas: list, budget_lambda: fl
                "train_frac": task.train_frac, "budget_lambda": float(budget_lambda),
                "window_lambda": float(budget_lambda) / window_frac, "best_constant": best,
                "t_grok_best": t_best, "t_grok_windows": win_median, "ratio": ratio, "ratio_is_lower_bound": lower_bound,
+               "t_grok_same_budget": t_same, "ratio_same_budget": ratio_same,
                "no_window": bool(no_window), "verdict": verdict,
-               "ref_steps": ref.train.steps, "ref_t_fit": ref_mem, "ref_t_grok": ref_grok,
+               "ref_steps": ref.train.steps, "ref_p": ref.task.p, "ref_train_frac": ref.task.train_frac,
+               "ref_t_fit": ref_mem, "ref_t_grok": ref_grok,
                "ref_delay": ref_grok / ref_mem if ref_mem > 0 else math.nan,
                "ref_final_test": float(ref_row["acc/test"].iloc[-1])}
     for c in conds:
