@@ -97,10 +97,15 @@ def evaluate(model: torch.nn.Module, task: TaskData, tensors: dict[str, tuple[to
     return out
 
 
+def first_step_above(history: pd.DataFrame, metric: str, threshold: float) -> float:
+    """First evaluated step whose `metric` exceeds `threshold` (NaN if never)."""
+    hit = history.loc[history[metric] > threshold, "step"]
+    return float(hit.iloc[0]) if len(hit) else float("nan")
+
+
 def t_mem(history: pd.DataFrame, threshold: float = MEMORIZED_TRAIN_ACC) -> float:
     """First evaluated step whose training accuracy exceeds `threshold` (NaN if never)."""
-    hit = history.loc[history["acc/train"] > threshold, "step"]
-    return float(hit.iloc[0]) if len(hit) else float("nan")
+    return first_step_above(history, "acc/train", threshold)
 
 
 def summarize(history: pd.DataFrame) -> dict[str, float]:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from critwin_lib import config, schedules, stats
 from critwin_lib.config import ConfigError, ModelConfig, RunConfig, TrainConfig, WDSchedule
+from critwin_lib.metrics import first_step_above, t_mem
 from critwin_lib.plotting import schedule_frame
 
 GROKKED_ACC = 0.99  # t_grok: the first evaluated step with test accuracy above this
@@ -139,9 +140,8 @@ def conditions(size: TaskSize, constant_lambdas: list, budget_lambda: float, pla
 
 
 def t_grok(history: pd.DataFrame, threshold: float = GROKKED_ACC, metric: str = "acc/test") -> float:
-    """First evaluated step with `metric` above `threshold` (NaN if never)."""
-    hit = history.loc[history[metric] > threshold, "step"]
-    return float(hit.iloc[0]) if len(hit) else math.nan
+    """First evaluated step with test accuracy above `threshold` (NaN if never)."""
+    return first_step_above(history, metric, threshold)
 
 
 def _run(specs: list[tuple[dict[str, Any], RunConfig]], results_dir: str, train_missing: bool, workers: int
@@ -213,7 +213,7 @@ def c08(*, profile: str, n_seeds: int, constant_lambdas: list, budget_lambda: fl
     no_window = all(table.loc[w, "grokked"] >= table.loc[w, "seeds"] / 2 for w in windows)
     verdict = _verdict_c08(no_window, ratio)
     ref_row = ref_hist.sort_values("step")
-    ref_grok, ref_mem = t_grok(ref_row), float(ref_row.loc[ref_row["acc/train"] > GROKKED_ACC, "step"].min())
+    ref_grok, ref_mem = t_grok(ref_row), t_mem(ref_row)
     numbers = {"profile": profile, "seeds": len(seeds), "steps": size.steps, "p": task.p,
                "train_frac": task.train_frac, "budget_lambda": float(budget_lambda),
                "window_lambda": float(budget_lambda) / window_frac, "best_constant": best,
