@@ -224,6 +224,10 @@ def c08(*, profile: str, n_seeds: int, constant_lambdas: list, budget_lambda: fl
                "ref_t_fit": ref_mem, "ref_t_grok": ref_grok,
                "ref_delay": ref_grok / ref_mem if ref_mem > 0 else math.nan,
                "ref_final_test": float(ref_row["acc/test"].iloc[-1])}
+    for w in windows:  # how long after its window opens each placement groks
+        start = conds[w].windows[0][0]
+        numbers[f"after_onset_{w}"] = _censored_median(per_run.loc[per_run["condition"] == w, "t_grok"] - start,
+                                                       size.steps)
     for c in conds:
         tag = c.replace("constant λ=", "constant_").replace(" ", "_")
         numbers[f"grokked_{tag}"] = int(table.loc[c, "grokked"])
