@@ -106,14 +106,20 @@ INTERRUPTED_SWEEP = """
 import sys
 from critwin_lib import experiment
 sys.path.insert(0, {tests!r})
-from test_sweeps import short_runs
-experiment.sweep(short_runs(8), {root!r}, workers=2, progress=False)
+from test_sweeps import interrupted_runs
+experiment.sweep(interrupted_runs(), {root!r}, workers=2, progress=False)
 """
+
+
+def interrupted_runs() -> list[config.RunConfig]:  # noqa: N802 - the name the script above imports
+    """Enough work after the first two runs (about 12 s on two workers) that the interrupt lands mid-sweep even
+    on a loaded machine."""
+    return short_runs(10, steps=800)
 
 
 def test_an_interrupted_client_resumes_with_only_the_missing_runs(tmp_path, capfd):
     root = tmp_path / "res"
-    cfgs = short_runs(8)
+    cfgs = interrupted_runs()
     script = INTERRUPTED_SWEEP.format(tests=str(Path(__file__).parent), root=str(root))
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     wait_until(lambda: len(Store(root).keys()) >= 2, 300, "two finished runs")
