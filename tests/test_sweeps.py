@@ -111,7 +111,7 @@ experiment.sweep(interrupted_runs(), {root!r}, workers=2, progress=False)
 """
 
 
-def interrupted_runs() -> list[config.RunConfig]:  # noqa: N802 - the name the script above imports
+def interrupted_runs() -> list[config.RunConfig]:
     """Enough work after the first two runs (about 12 s on two workers) that the interrupt lands mid-sweep even
     on a loaded machine."""
     return short_runs(10, steps=800)
