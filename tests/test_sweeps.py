@@ -103,7 +103,14 @@ def test_a_worker_killed_mid_sweep_loses_nothing(tmp_path, dask_cluster):
 
 
 INTERRUPTED_SWEEP = """
+import signal
 import sys
+# Ctrl-C as in a terminal: a child inherits an ignored or blocked SIGINT from whatever ran before it in the
+# test process, so the default disposition is restored first (and what was inherited is reported).
+print("inherited SIGINT:", signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, []),
+      file=sys.stderr, flush=True)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from critwin_lib import experiment
 sys.path.insert(0, {tests!r})
 from test_sweeps import interrupted_runs
@@ -125,7 +132,7 @@ def test_an_interrupted_client_resumes_with_only_the_missing_runs(tmp_path, capf
     wait_until(lambda: len(Store(root).keys()) >= 2, 300, "two finished runs")
     proc.send_signal(signal.SIGINT)  # Ctrl-C in the client
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode != 0 and b"KeyboardInterrupt" in err
+    assert proc.returncode != 0 and b"KeyboardInterrupt" in err, (proc.returncode, err.decode()[-2000:])
     stored = len(Store(root).keys())
     assert 2 <= stored < len(cfgs)
     assert [p for p in (root / "runs").iterdir() if p.name.startswith(".")] == []
