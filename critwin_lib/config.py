@@ -91,6 +91,13 @@ def _is_prime(p: int) -> bool:
     return p >= 2 and all(p % k for k in range(2, math.isqrt(p) + 1))
 
 
+def check_modarith_table(p: Any, op: Any) -> None:
+    """Refuse a modulus that is not prime or an unknown operation (ConfigError naming task.p / task.op)."""
+    _require(isinstance(p, int) and not isinstance(p, bool) and _is_prime(p), "task.p",
+             f"must be a prime (the answers form a field mod p), got {p!r}")
+    _require(op in MODARITH_OPS, "task.op", f"unknown operation {op!r}; known: {MODARITH_OPS}")
+
+
 @dataclass(frozen=True)
 class ModArithTask:
     """(a ∘ b) mod p, the grokking task (claim C8, spec §6): inputs [a, b, =], the answer at the last
@@ -104,9 +111,7 @@ class ModArithTask:
 
     def __post_init__(self) -> None:
         _task_name(self.name, "modarith")
-        _require(isinstance(self.p, int) and not isinstance(self.p, bool) and _is_prime(self.p), "task.p",
-                 f"must be a prime (the answers form a field mod p), got {self.p!r}")
-        _require(self.op in MODARITH_OPS, "task.op", f"unknown operation {self.op!r}; known: {MODARITH_OPS}")
+        check_modarith_table(self.p, self.op)
         _require(isinstance(self.train_frac, int | float) and 0 < self.train_frac < 1, "task.train_frac",
                  f"must be in (0, 1), got {self.train_frac!r}")
         n_pairs = self.p * (self.p - 1 if self.op == "div" else self.p)

@@ -7,22 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from critwin_lib.config import ConfigError
+from critwin_lib.config import ModArithTask, check_modarith_table
 from critwin_lib.tasks import Split, TaskData
-
-OPERATIONS = ("add", "sub", "mul", "div")
-
-
-def _is_prime(p: int) -> bool:
-    return p >= 2 and all(p % k for k in range(2, int(p ** 0.5) + 1))
 
 
 def table(p: int, op: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair (a, b) the operation is defined on, and its answer: arrays a, b, c."""
-    if not isinstance(p, int) or not _is_prime(p):
-        raise ConfigError(f"task.p: must be a prime (answers form a field mod p), got {p!r}")
-    if op not in OPERATIONS:
-        raise ConfigError(f"task.op: unknown operation {op!r}; known: {OPERATIONS}")
+    check_modarith_table(p, op)
     a, b = (x.ravel() for x in np.meshgrid(np.arange(p), np.arange(p), indexing="ij"))
     if op == "div":  # a / b = a · b^(p-2) mod p (Fermat), b ≠ 0
         a, b = a[b != 0], b[b != 0]
@@ -33,14 +24,12 @@ def table(p: int, op: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def make_modarith(p: int = 113, op: str = "add", train_frac: float = 0.3, data_seed: int = 0) -> TaskData:
-    """The training pairs and the held-out pairs ("test") of one seeded split; vocabulary p + 1."""
-    if not isinstance(train_frac, int | float) or not 0 < train_frac < 1:
-        raise ConfigError(f"task.train_frac: must be in (0, 1), got {train_frac!r}")
+    """The training pairs and the held-out pairs ("test") of one seeded split; vocabulary p + 1. The values
+    are checked as a `ModArithTask` (ConfigError naming the field)."""
+    ModArithTask(p=p, op=op, train_frac=train_frac, data_seed=data_seed)
     a, b, c = table(p, op)
     order = np.random.default_rng(data_seed).permutation(len(a))
     n_train = int(train_frac * len(a))
-    if n_train < 1 or n_train == len(a):
-        raise ConfigError(f"task.train_frac: {train_frac} of {len(a)} pairs leaves an empty split")
     inputs = np.stack([a, b, np.full_like(a, p)], axis=1)
     tr, te = order[:n_train], order[n_train:]
     return TaskData(train_inputs=inputs[tr], train_targets=c[tr],
