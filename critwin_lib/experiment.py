@@ -109,19 +109,28 @@ class Store:
             raise
         return Result(key, cfg, history, meta)
 
-    def ms_per_step(self, cfg: RunConfig) -> float:
-        """Median measured training time per step of stored runs like this one (same task, batch, depth and
-        width; for estimates), else a guess scaled from the anchor task's by tokens per batch and model size."""
-        like = (cfg.task.name, cfg.train.batch_size, cfg.model.n_layer, cfg.model.d_model, True)
-        rates = []
+    def measured_ms_per_step(self) -> dict[tuple, float]:
+        """Median measured training time per step of the newest 400 stored runs (≥ 1000 steps, tuned malloc),
+        by (task, batch, depth, width) as their configs say: read once per estimate, whatever the number of
+        runs it covers."""
+        rates: dict[tuple, list[float]] = {}
         for key in self.keys()[-400:]:
             meta = json.loads((self.path(key) / "meta.json").read_text())
-            seen = (meta.get("task", "anchor"), meta.get("batch_size"), meta.get("n_layer"), meta.get("d_model", 64),
-                    meta.get("malloc_tuned"))
-            if seen == like and meta.get("steps", 0) >= 1000:
-                rates.append(1000 * meta["wall_s"] / meta["steps"])
-        if rates:
-            return float(pd.Series(rates).median())
+            if meta.get("malloc_tuned") is True and meta.get("steps", 0) >= 1000:
+                cfg = json.loads((self.path(key) / "config.json").read_text())
+                kind = (cfg["task"].get("name", "anchor"), cfg["train"]["batch_size"], cfg["model"]["n_layer"],
+                        cfg["model"]["d_model"])
+                rates.setdefault(kind, []).append(1000 * meta["wall_s"] / meta["steps"])
+        return {kind: float(pd.Series(r).median()) for kind, r in rates.items()}
+
+    def ms_per_step(self, cfg: RunConfig, measured: dict[tuple, float] | None = None) -> float:
+        """Measured time per step of stored runs like this one (same task, batch, depth and width; for
+        estimates), else a guess scaled from the anchor task's by tokens per batch and model size.
+        `measured`: `measured_ms_per_step()` when the caller already has it."""
+        measured = self.measured_ms_per_step() if measured is None else measured
+        like = (cfg.task.name, cfg.train.batch_size, cfg.model.n_layer, cfg.model.d_model)
+        if like in measured:
+            return measured[like]
         tokens = min(cfg.train.batch_size, 100_000) * cfg.task.seq_len / (256 * 9)
         return DEFAULT_MS_PER_STEP * tokens * cfg.model.n_layer / 2 * (cfg.model.d_model / 64) ** 2
 
@@ -151,10 +160,8 @@ def execute(cfg_dict: dict[str, Any], compile: bool | None = None, progress: boo
     meta = {
         "wall_s": round(time.time() - t0, 2),
         "steps": cfg.train.steps,
-        "task": cfg.task.name,
         "batch_size": cfg.train.batch_size,
         "n_layer": cfg.model.n_layer,
-        "d_model": cfg.model.d_model,
         "torch": torch.__version__,
         "python": platform.python_version(),
         "host": platform.node(),
@@ -280,7 +287,8 @@ def _run_on_dask(store: Store, todo: dict[str, RunConfig], workers: int, schedul
 def _print_estimate(store: Store, todo: list[RunConfig], total: int, workers: int, where: str | None,
                     label: str = "sweep", note: str = "") -> None:
     """One line before training: how many runs, and roughly how long (from this store's measured speed)."""
-    seconds = sum(store.ms_per_step(c) * c.train.steps / 1000 for c in todo)
+    measured = store.measured_ms_per_step()
+    seconds = sum(store.ms_per_step(c, measured) * c.train.steps / 1000 for c in todo)
     lanes = None if where else max(1, min(workers, len(todo)))
     where = where or f"{lanes} worker{'s' * (lanes != 1)}"
     wall = f"~{seconds / lanes / 60:.1f} min" if lanes else f"~{seconds / 60:.1f} worker-min"
