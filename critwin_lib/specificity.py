@@ -158,6 +158,11 @@ def _censored_median(values: pd.Series, cap: float) -> float:
     return med if med <= cap else math.inf
 
 
+def _condition_tag(condition: str) -> str:
+    """A condition's name as part of a glue key: 'constant λ=0.3' → 'constant_0.3'."""
+    return condition.replace("constant λ=", "constant_").replace(" ", "_")
+
+
 def _fmt_steps(v: float) -> str:
     return "never" if not math.isfinite(v) else f"{v:.0f}"
 
@@ -229,7 +234,7 @@ def c08(*, profile: str, n_seeds: int, constant_lambdas: list, budget_lambda: fl
         numbers[f"after_onset_{w}"] = _censored_median(per_run.loc[per_run["condition"] == w, "t_grok"] - start,
                                                        size.steps)
     for c in conds:
-        tag = c.replace("constant λ=", "constant_").replace(" ", "_")
+        tag = _condition_tag(c)
         numbers[f"grokked_{tag}"] = int(table.loc[c, "grokked"])
         numbers[f"test_{tag}"] = float(table.loc[c, "final_test"])
         numbers[f"t_grok_{tag}"] = float(table.loc[c, "t_grok_median"])
@@ -300,7 +305,7 @@ def c09(*, profile: str, n_seeds: int, constant_lambdas: list, budget_lambda: fl
                "n_train_lines": 14_670 - task.n_val, "n_val": task.n_val,
                "n_eval": task.n_eval or 7_706}
     for c in conds:
-        tag = c.replace("constant λ=", "constant_").replace(" ", "_")
+        tag = _condition_tag(c)
         for split in ("test", "val", "train"):
             numbers[f"{split}_{tag}"] = float(table.loc[c, split])
     vals = ", ".join(f"{c} {v:.2f}" for c, v in table["val"].items())

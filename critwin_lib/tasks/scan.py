@@ -112,7 +112,7 @@ def _next_token_split(pairs: list[tuple[str, str]]) -> Split:
     pos = np.arange(1, SCAN_SEQ_LEN + 1)
     eos_at = (seq == EOS).argmax(1)
     targets[(pos[None, :] < FIRST_ACTION) | (pos[None, :] > eos_at[:, None])] = IGNORE
-    return Split(inputs, targets, np.array([len(c.split()) for c, _ in pairs]))
+    return Split(inputs, targets)
 
 
 def make_scan_task(cfg: ScanTask) -> TaskData:
