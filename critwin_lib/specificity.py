@@ -163,7 +163,8 @@ def _condition_tag(condition: str) -> str:
     return condition.replace("constant λ=", "constant_").replace(" ", "_")
 
 
-def _fmt_steps(v: float) -> str:
+def fmt_steps(v: float) -> str:
+    """A step count for text: 'never' when the threshold was not reached (NaN or inf)."""
     return "never" if not math.isfinite(v) else f"{v:.0f}"
 
 
@@ -244,8 +245,8 @@ def c08(*, profile: str, n_seeds: int, constant_lambdas: list, budget_lambda: fl
                                          "groks faster than windowed",
              "paper": "no window; constant ≈ 5x faster",
              "ours": f"windows grok: {groks}; median steps to test > {GROKKED_ACC}: {best} "
-                     f"{_fmt_steps(t_best)}, windows {_fmt_steps(win_median)} ({speed}); reference run groks at "
-                     f"{_fmt_steps(ref_grok)} (fits at {_fmt_steps(ref_mem)})",
+                     f"{fmt_steps(t_best)}, windows {fmt_steps(win_median)} ({speed}); reference run groks at "
+                     f"{fmt_steps(ref_grok)} (fits at {fmt_steps(ref_mem)})",
              "profile": profile, "seeds": len(seeds), "verdict": verdict}]
     numbers["ours"] = rows[0]["ours"]
     curves = stats.mean_ci(history, ["condition", "step"], "acc/test")
