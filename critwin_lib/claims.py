@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from critwin_lib import config, edges, experiment, protocol, schedules, specificity, stats, theory
+from critwin_lib import config, edges, experiment, protocol, robustness, schedules, specificity, stats, theory
 from critwin_lib.plotting import schedule_frame
 
 VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "inconclusive")  # "inconclusive": a premise failed
@@ -845,6 +845,7 @@ def x01(*, profile: str, n_seeds: int, gammas: list, onset_fracs: list, window_f
 CLAIM_FUNCTIONS = {"c00_calibration": c00, "c01_critical_window": c01, "c02_budget_placement": c02,
                    "c03_sharp_onset": c03, "c04_window_vs_fitting": c04, "c05_init_scale_window": c05,
                    "c06_basin": c06, "c08_grokking": specificity.c08, "c09_scan": specificity.c09,
+                   "c11_depth": robustness.c11, "c12_optimizer": robustness.c12,
                    "c10_two_timescales": c10, "c13_instrumentation": c13, "x01_explorer": x01}
 
 

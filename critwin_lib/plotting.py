@@ -487,8 +487,8 @@ def time_to_chart(per_run: pd.DataFrame, column: str, steps: int, order: list[st
     return (end + dots + ticks).properties(title=title, width=WIDTH, height=34 * len(domain))
 
 
-def split_outcome_chart(per_run: pd.DataFrame, order: list[str], splits: dict[str, str], title: str
-                        ) -> alt.FacetChart:
+def split_outcome_chart(per_run: pd.DataFrame, order: list[str], splits: dict[str, str], title: str,
+                        y_title: str = "exact match") -> alt.FacetChart:
     """Final accuracy per run (dots) and mean over seeds (bar) per condition, one panel per split;
     `splits` maps a column of `per_run` to its panel title."""
     domain = list(dict.fromkeys(order))
@@ -497,10 +497,28 @@ def split_outcome_chart(per_run: pd.DataFrame, order: list[str], splits: dict[st
     enc_x = alt.X("condition:N", sort=order, title=None, axis=alt.Axis(labelAngle=-30))
     color = alt.Color("condition:N", scale=color_scale(domain), legend=None)
     base = alt.Chart(long)
-    bars = base.mark_bar(opacity=0.35).encode(x=enc_x, y=alt.Y("mean(acc):Q", title="exact match",
+    bars = base.mark_bar(opacity=0.35).encode(x=enc_x, y=alt.Y("mean(acc):Q", title=y_title,
                                                                scale=alt.Scale(domain=[0, 1])), color=color)
     dots = base.mark_circle(size=45, opacity=0.9).encode(
         x=enc_x, y="acc:Q", xOffset=alt.XOffset("seed:N"), color=color,
         tooltip=["condition:N", "seed:N", "split:N", alt.Tooltip("acc:Q", format=".3f")])
     return (bars + dots).properties(width=200, height=HEIGHT).facet(
         column=alt.Column("split:N", sort=list(splits.values()), title=None)).properties(title=title)
+
+
+def contrast_chart(contrasts: pd.DataFrame, order: list[str], title: str, group: str = "optimizer",
+                   y_title: str = "paired difference in final OOD accuracy") -> alt.LayerChart:
+    """Mean paired difference between two conditions (dot) with its bootstrap interval (bar), one colour per
+    `group`, side by side per contrast; a rule at 0 (no difference). `contrasts`: columns group, contrast,
+    mean, lo, hi, n (see `robustness.paired_contrasts`)."""
+    domain = list(dict.fromkeys(contrasts[group]))
+    X = alt.X("contrast:N", sort=order, title=None, axis=alt.Axis(labelAngle=0))
+    color = alt.Color(f"{group}:N", scale=color_scale(domain), title=None)
+    base = alt.Chart(contrasts).encode(x=X, xOffset=alt.XOffset(f"{group}:N", sort=domain), color=color)
+    bars = base.mark_errorbar(thickness=2.5).encode(y=alt.Y("lo:Q", title=y_title, scale=alt.Scale(domain=[-1, 1])),
+                                                    y2="hi:Q")
+    dots = base.mark_point(filled=True, size=90).encode(
+        y="mean:Q", tooltip=[f"{group}:N", "contrast:N", alt.Tooltip("mean:Q", format="+.3f"),
+                             alt.Tooltip("lo:Q", format="+.3f"), alt.Tooltip("hi:Q", format="+.3f"), "n:Q"])
+    zero = alt.Chart(pd.DataFrame({"y": [0.0]})).mark_rule(color="#555", strokeDash=[4, 3]).encode(y="y:Q")
+    return (zero + bars + dots).properties(title=title, width=WIDTH, height=HEIGHT)

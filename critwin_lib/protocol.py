@@ -16,7 +16,10 @@ that γ = 1 without weight decay memorizes (the first CPU pilot's γ = 2 on d_mo
 * "mid-fit", "faster-fit", "early-fit": weight decay on all parameters (as the precursor code) at lr 3e-4,
   5e-4 and 1e-3 with window λ 3, 1.8 and 0.9 (lr·λ = 9e-4); tried on the calibration page, where
   mid-fit fails the rule (full-run weight decay reasons in at most half the seeds, λ = 3 collapses);
-  C4b pairs early-fit with the default protocol.
+  C4b pairs early-fit with the default protocol;
+* "sgd-mid-fit-matrices": SGD with momentum 0.9 (claim C12), its lr chosen on the C12 page by the same
+  criterion (no weight decay fits the training set nearest mid-run), weight decay as coupled L2 on the
+  same parameters with the default protocol's per-step shrink (`sgd_window_lambda`).
 """
 
 from __future__ import annotations
@@ -72,9 +75,18 @@ class Protocol:
     window_lambda: float
     description: str
     wd_params: str = "all"  # which parameters weight decay shrinks ("matrices": not LayerNorm or biases)
+    optimizer: str = "adamw"  # "sgd": SGD with momentum 0.9, weight decay as coupled L2 (claim C12)
 
 
-PROTOCOLS = {p.name: p for p in (
+def sgd_window_lambda(sgd_lr: float, momentum: float = 0.9, reference: str = "mid-fit-matrices") -> float:
+    """The in-window λ of coupled L2 under SGD with momentum that shrinks the weights per step as much as the
+    `reference` AdamW protocol's window: at steady state momentum multiplies λ·p by 1 / (1 − momentum), so
+    the per-step shrink is lr·λ / (1 − momentum); set it equal to AdamW's lr·λ."""
+    ref = next(p for p in _ADAMW if p.name == reference)
+    return float(f"{ref.lr * ref.window_lambda * (1 - momentum) / sgd_lr:.6g}")
+
+
+_ADAMW = (
     Protocol("mid-fit-matrices", 3e-4, 6.0, "lr 3e-4, weight decay on matrices and embeddings: the training "
              "set is fitted around mid-run (default)", wd_params="matrices"),
     Protocol("early-fit-matrices", 1e-3, 1.8, "lr 1e-3, weight decay on matrices and embeddings: fitting "
@@ -82,6 +94,13 @@ PROTOCOLS = {p.name: p for p in (
     Protocol("mid-fit", 3e-4, 3.0, "lr 3e-4, weight decay on all parameters"),
     Protocol("faster-fit", 5e-4, 1.8, "lr 5e-4, weight decay on all parameters (calibration page only)"),
     Protocol("early-fit", 1e-3, 0.9, "lr 1e-3, weight decay on all parameters"),
+)
+SGD_LR = 0.01  # calibrated on the C12 page: without weight decay the training set is fitted nearest mid-run
+PROTOCOLS = {p.name: p for p in (
+    *_ADAMW,
+    Protocol("sgd-mid-fit-matrices", SGD_LR, sgd_window_lambda(SGD_LR),
+             f"SGD momentum 0.9, lr {SGD_LR:g}, coupled L2 on matrices and embeddings with AdamW's per-step shrink "
+             "(claim C12)", wd_params="matrices", optimizer="sgd"),
 )}
 DEFAULT_PROTOCOL = "mid-fit-matrices"
 
@@ -102,7 +121,7 @@ def anchor_run(profile: Profile | str, seed: int, wd: WDSchedule, gamma: float =
     p = get_profile(profile) if isinstance(profile, str) else profile
     model = model if model is not None else ModelConfig(init_gamma=gamma, init_sigma0=SIGMA0)
     pr = get_protocol(protocol)
-    train = {"lr": pr.lr, "wd_params": "all" if wd.is_none else pr.wd_params, **train}
+    train = {"lr": pr.lr, "optimizer": pr.optimizer, "wd_params": "all" if wd.is_none else pr.wd_params, **train}
     return RunConfig(task=task if task is not None else p.task(), model=model, train=p.train(seed, **train), wd=wd)
 
 

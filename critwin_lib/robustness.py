@@ -1,0 +1,308 @@
+"""Claims C11 and C12: does the critical window survive a deeper model and another optimizer? The paper says
+that with 4 layers the phenomenon persists with a lower reasoning plateau and more variance across seeds
+(C11), and that under SGD with momentum the window reproduces while constant weight decay does much worse
+than the window, a difference AdamW partly masks (C12).
+
+Both repeat the anchor comparisons (no weight decay, constant λ over the run with the window's budget, one
+25 % window at several onsets) through `protocol.anchor_run`: C11 with `ModelConfig(n_layer=4)`, C12 under
+the "sgd-mid-fit-matrices" protocol. The 2-layer AdamW runs are the ones the C1-C4 pages use (same keys).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from critwin_lib import config, protocol, schedules, stats
+from critwin_lib.config import ConfigError, ModelConfig, WDSchedule
+from critwin_lib.plotting import schedule_frame
+
+if TYPE_CHECKING:
+    from critwin_lib.claims import ClaimResult
+
+PERSISTS = 0.25  # the window "works" when a window's mean final OOD is at least this above no weight decay
+
+
+def _onset_fracs(onset_fracs: Any, window_frac: float) -> list[float]:
+    if (not isinstance(onset_fracs, list | tuple) or not onset_fracs
+            or not all(isinstance(f, int | float) and not isinstance(f, bool) and 0 <= f for f in onset_fracs)):
+        raise ConfigError(f"onset_fracs: must be a non-empty list of fractions of the run, got {onset_fracs!r}")
+    late = [f for f in onset_fracs if f + window_frac > 1 + 1e-9]
+    if late:
+        raise ConfigError(f"onset_fracs: a window starting at {late[0]:g} of the run ends after it "
+                          f"(onset + window_frac must be <= 1)")
+    return sorted({float(f) for f in onset_fracs})
+
+
+def _placements(placements: Any, onsets: list[float]) -> dict[str, float]:
+    """{name: onset fraction} for early / middle / late; each must be one of the swept onsets."""
+    if not isinstance(placements, dict) or set(placements) != {"early", "middle", "late"}:
+        raise ConfigError(f"placements: must map early, middle and late to onset fractions, got {placements!r}")
+    missing = [f"{k} {v!r}" for k, v in placements.items() if v not in onsets]
+    if missing:
+        raise ConfigError(f"placements: {', '.join(missing)} is not among onset_fracs {onsets}")
+    return {k: float(v) for k, v in placements.items()}
+
+
+def anchor_conditions(P: config.Profile, onset_fracs: list[float], window_frac: float, window_lambda: float
+                      ) -> list[tuple[str, float, WDSchedule]]:
+    """(condition, onset step or NaN, schedule): no weight decay, constant λ with the windows' budget, and one
+    window at λ `window_lambda` per onset."""
+    windows = [(o, protocol.window(P, o, window_frac, window_lambda)) for o in onset_fracs]
+    budget = schedules.budget(windows[0][1], P.steps)
+    out = [("none", math.nan, WDSchedule.none()), ("full", math.nan, protocol.full_run(budget / P.steps))]
+    return out + [("window", float(wd.windows[0][0]), wd) for _, wd in windows]
+
+
+def _specs(P: config.Profile, seeds: list[int], gamma: float, proto: str, onset_fracs: list[float],
+           window_frac: float, label: dict[str, Any], model: ModelConfig | None = None) -> list:
+    pr = protocol.get_protocol(proto)
+    return [({**label, "condition": c, "onset": o, "seed": s},
+             protocol.anchor_run(P, s, wd, gamma=gamma, model=model, protocol=proto))
+            for c, o, wd in anchor_conditions(P, onset_fracs, window_frac, pr.window_lambda) for s in seeds]
+
+
+def _name_placements(frame: pd.DataFrame, P: config.Profile, placements: dict[str, float]) -> pd.Series:
+    """'none', 'full', 'early' / 'middle' / 'late' or 'onset <step>' per row (runs or history rows)."""
+    names = {P.step_at(f): k for k, f in placements.items()}
+    out = frame["condition"].astype(object).copy()
+    win = frame["condition"] == "window"
+    out[win] = frame.loc[win, "onset"].map(lambda o: names.get(int(o), f"onset {int(o)}"))
+    return out
+
+
+def _pooled_sd(per_run: pd.DataFrame, seeds: np.ndarray | None = None) -> float:
+    """Mean over windowed conditions of the across-seed standard deviation of final OOD (seeds: a resample)."""
+    w = per_run[per_run["condition"] == "window"].pivot_table(index="seed", columns="onset", values="final_ood")
+    if seeds is not None:
+        w = w.iloc[seeds]
+    return float(w.std(ddof=1).mean())
+
+
+def spread_ci(per_run: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0) -> tuple[float, float, float]:
+    """Seed variance of the window's outcome: the pooled across-seed sd of final OOD over the onsets, and its
+    bootstrap interval over seeds (a seed keeps its runs at every onset)."""
+    n = per_run["seed"].nunique()
+    rng = np.random.default_rng(seed)
+    boots = [_pooled_sd(per_run, rng.integers(0, n, n)) for _ in range(n_boot)]
+    alpha = (1 - stats.LEVEL) / 2
+    return _pooled_sd(per_run), float(np.nanquantile(boots, alpha)), float(np.nanquantile(boots, 1 - alpha))
+
+
+# ------------------------------------------------------------------------------------------ C11
+def _verdict_c11(persists: bool, lower_plateau: bool, more_spread: bool) -> str:
+    if not persists:
+        return "not reproduced"
+    return "reproduced" if lower_plateau and more_spread else (
+        "partly reproduced" if lower_plateau or more_spread else "not reproduced")
+
+
+def c11(*, profile: str, n_seeds: int, gamma: float, depths: list, onset_fracs: list, placements: dict,
+        window_frac: float, results_dir: str, train_missing: bool = True, workers: int = -1,
+        protocol_name: str = protocol.DEFAULT_PROTOCOL) -> ClaimResult:
+    """C11: the C1 and C2/C3 comparisons and an onset sweep at each depth of `depths` (the first is the
+    reference, the anchor's 2 layers). Plateau = the best onset's mean final OOD; seed variance = the pooled
+    across-seed sd of final OOD over the onsets. Rule in the notebook."""
+    from critwin_lib.claims import ClaimResult, _run_grid, _verdict_c01, _verdict_c02, _verdict_c03, condition_table
+
+    P = config.get_profile(profile)
+    seeds = protocol.seeds(P, n_seeds)
+    pr = protocol.get_protocol(protocol_name, "protocol_name")
+    if (not isinstance(depths, list | tuple) or len(depths) != 2
+            or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in depths)
+            or depths[0] == depths[1]):
+        raise ConfigError(f"depths: must be two different layer counts [reference, deeper], got {depths!r}")
+    onsets = _onset_fracs(onset_fracs, window_frac)
+    places = _placements(placements, onsets)
+    specs = []
+    for d in depths:
+        model = ModelConfig(n_layer=d, init_gamma=gamma, init_sigma0=protocol.SIGMA0)
+        specs += _specs(P, seeds, gamma, protocol_name, onsets, window_frac, {"layers": d}, model)
+    print(f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, layers "
+          f"{' and '.join(map(str, depths))}, onsets {[P.step_at(f) for f in onsets]}: {len(specs)} runs")
+    history, per_run = _run_grid(specs, results_dir, train_missing, workers)
+    per_run["name"] = _name_placements(per_run, P, places)
+    per_run["depth"] = per_run["layers"].map(lambda d: f"{d} layers")
+    by_depth, numbers = {}, {"profile": P.name, "seeds": len(seeds), "protocol": protocol_name,
+                             "window_lambda": pr.window_lambda, "depths": " and ".join(map(str, depths))}
+    tables = []
+    for d in depths:
+        r = per_run[per_run["layers"] == d]
+        t = condition_table(r, ["name"]).set_index("name")
+        onset_t = condition_table(r[r["condition"] == "window"], ["onset"]).sort_values("onset")
+        best = onset_t.loc[onset_t["final_ood"].idxmax()]
+        sd, sd_lo, sd_hi = spread_ci(r)
+        N, F = float(t.loc["none", "final_ood"]), float(t.loc["full", "final_ood"])
+        E, M, L = (float(t.loc[k, "final_ood"]) for k in ("early", "middle", "late"))
+        v = {"N": N, "F": F, "E": E, "M": M, "L": L, "plateau": float(best["final_ood"]),
+             "plateau_lo": float(best["ood_lo"]), "plateau_hi": float(best["ood_hi"]),
+             "plateau_onset": float(best["onset"]), "sd": sd, "sd_lo": sd_lo, "sd_hi": sd_hi,
+             "reasoning": int(onset_t["reasoning"].sum()), "windowed": int(onset_t["seeds"].sum()),
+             "c1": _verdict_c01(M, F, N), "c2": _verdict_c02(M, E, N), "c3": _verdict_c03(E, L, N, M)}
+        by_depth[d] = v
+        numbers.update({f"{k}_{d}": val for k, val in v.items()})
+        tables.append(onset_t.assign(layers=d, depth=f"{d} layers"))
+    ref, deep = (by_depth[d] for d in depths)
+    persists = deep["plateau"] >= deep["N"] + PERSISTS
+    lower, spread = deep["plateau"] < ref["plateau"], deep["sd"] > ref["sd"]
+    verdict = _verdict_c11(persists, lower, spread)
+    numbers.update({"verdict": verdict, "persists": persists, "lower_plateau": lower, "more_spread": spread})
+
+    def part(d: int) -> str:
+        v = by_depth[d]
+        return (f"{d} layers: plateau {v['plateau']:.2f} [{v['plateau_lo']:.2f}, {v['plateau_hi']:.2f}] "
+                f"(onset {v['plateau_onset']:.0f}), none {v['N']:.2f}, seed sd {v['sd']:.2f} "
+                f"[{v['sd_lo']:.2f}, {v['sd_hi']:.2f}]")
+    row = {"claim": "C11", "statement": "with 4 layers the window persists, with a lower plateau and more "
+                                        "variance across seeds",
+           "paper": "lower plateau, higher seed variance (no numbers)",
+           "ours": f"{part(depths[1])}; {part(depths[0])}", "profile": P.name, "seeds": len(seeds),
+           "verdict": verdict}
+    numbers["ours"] = row["ours"]
+    side = pd.DataFrame([{"layers": d, **by_depth[d]} for d in depths])
+    history["name"] = _name_placements(history, P, places)
+    curves = stats.mean_ci(history, ["layers", "name", "step"], "acc/test_ood").rename(columns={"name": "condition"})
+    return ClaimResult([row], numbers, {"history": history, "per_run": per_run, "onset_table":
+                                        pd.concat(tables, ignore_index=True), "side_by_side": side,
+                                        "curves": curves},
+                       {"steps": P.steps, "depths": list(depths), "placements": places})
+
+
+# ------------------------------------------------------------------------------------------ C12
+CONTRASTS = {"middle − none": ("middle", "none"), "middle − full": ("middle", "full"),
+             "full − none": ("full", "none"), "early − none": ("early", "none"), "late − none": ("late", "none")}
+
+
+def paired_contrasts(per_run: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per group of `by` and contrast: the mean over seeds of the paired difference of final OOD between two
+    conditions (same seed: same init and batch order) and its bootstrap interval."""
+    rows = []
+    for g, r in per_run.groupby(by, sort=False):
+        wide = r.pivot_table(index="seed", columns="name", values="final_ood")
+        for name, (a, b) in CONTRASTS.items():
+            d = (wide[a] - wide[b]).dropna().to_numpy()
+            lo, hi = stats.bootstrap_ci(d)
+            rows.append({by: g, "contrast": name, "mean": float(np.mean(d)) if len(d) else math.nan,
+                         "lo": lo, "hi": hi, "n": len(d)})
+    return pd.DataFrame(rows)
+
+
+def _verdict_c12(window_works: bool, constant_much_worse: bool) -> str:
+    return "reproduced" if window_works and constant_much_worse else (
+        "partly reproduced" if window_works or constant_much_worse else "not reproduced")
+
+
+def mid_fit_lr(t_mem_by_lr: dict[float, float], steps: int) -> float:
+    """The calibration criterion the AdamW protocol was chosen by: the learning rate whose mean t_mem without
+    weight decay is nearest the middle of the run (runs that never fit the training set are out; a tie goes to
+    the lower rate)."""
+    fitted = {lr: t for lr, t in t_mem_by_lr.items() if math.isfinite(t)}
+    if not fitted:
+        return math.nan
+    return min(fitted, key=lambda lr: (abs(fitted[lr] - steps / 2), lr))
+
+
+def c12(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float, lr_grid: list,
+        calibration_seeds: int, results_dir: str, train_missing: bool = True, workers: int = -1,
+        sgd_protocol: str = "sgd-mid-fit-matrices", adamw_protocol: str = protocol.DEFAULT_PROTOCOL) -> ClaimResult:
+    """C12: none / constant λ (the window's budget) / early, middle and late 25 % windows under AdamW and under
+    SGD with momentum (coupled L2); plus the SGD learning-rate calibration (no weight decay at each lr of
+    `lr_grid`, `calibration_seeds` seeds). Rule in the notebook."""
+    from critwin_lib.claims import SUCCESS_OOD, ClaimResult, _run_grid, condition_table
+
+    P = config.get_profile(profile)
+    seeds = protocol.seeds(P, n_seeds)
+    protos = {"AdamW": protocol.get_protocol(adamw_protocol, "adamw_protocol"),
+              "SGD": protocol.get_protocol(sgd_protocol, "sgd_protocol")}
+    if protos["SGD"].optimizer != "sgd" or protos["AdamW"].optimizer != "adamw":
+        raise ConfigError(f"sgd_protocol: {sgd_protocol!r} must be an SGD protocol and adamw_protocol "
+                          f"{adamw_protocol!r} an AdamW one")
+    onsets = _onset_fracs(list(placements.values()) if isinstance(placements, dict) else placements, window_frac)
+    places = _placements(placements, onsets)
+    if (not isinstance(lr_grid, list | tuple) or not lr_grid
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+                       for v in lr_grid)):
+        raise ConfigError(f"lr_grid: must be a non-empty list of positive learning rates, got {lr_grid!r}")
+    if not isinstance(calibration_seeds, int) or isinstance(calibration_seeds, bool) or calibration_seeds < 1:
+        raise ConfigError(f"calibration_seeds: must be a positive integer, got {calibration_seeds!r}")
+    cal_seeds = list(range(calibration_seeds))
+    specs = []
+    for opt, pr in protos.items():
+        specs += _specs(P, seeds, gamma, pr.name, onsets, window_frac, {"optimizer": opt, "part": "conditions"})
+    specs += [({"optimizer": "SGD", "part": "calibration", "lr": float(lr), "condition": "none", "onset": math.nan,
+                "seed": s}, protocol.anchor_run(P, s, WDSchedule.none(), gamma=gamma, protocol=sgd_protocol,
+                                                lr=float(lr)))
+              for lr in lr_grid for s in cal_seeds]
+    sgd = protos["SGD"]
+    print(f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds; AdamW ({adamw_protocol}, window λ "
+          f"{protos['AdamW'].window_lambda:g}) and SGD ({sgd_protocol}: lr {sgd.lr:g}, window λ "
+          f"{sgd.window_lambda:g}); "
+          f"SGD lr calibration {list(lr_grid)} × {calibration_seeds} seeds: {len(specs)} runs")
+    history, runs = _run_grid(specs, results_dir, train_missing, workers)
+    cal = runs[runs["part"] == "calibration"]
+    t_mem_by_lr = {lr: float(g["t_mem"].mean()) if g["t_mem"].notna().all() else math.inf
+                   for lr, g in cal.groupby("lr")}
+    chosen = mid_fit_lr(t_mem_by_lr, P.steps)
+    cal_table = cal.groupby("lr").agg(t_mem=("t_mem", "mean"), fitted=("t_mem", lambda t: int(t.notna().sum())),
+                                      seeds=("seed", "count"), final_train=("final_train", "mean"),
+                                      final_ood=("final_ood", "mean")).reset_index()
+    cal_hist = history[history["part"] == "calibration"]
+    cal_curves = stats.mean_ci(cal_hist.assign(condition=cal_hist["lr"].map(lambda v: f"lr {v:g}")),
+                               ["condition", "step"], "acc/train")
+    per_run = runs[runs["part"] == "conditions"].copy()
+    per_run["name"] = _name_placements(per_run, P, places)
+    contrasts = paired_contrasts(per_run, "optimizer")
+    c = contrasts.set_index(["optimizer", "contrast"])
+    works = float(c.loc[("SGD", "middle − none"), "mean"]) >= PERSISTS
+    gap_sgd, gap_adamw = (float(c.loc[(o, "middle − full"), "mean"]) for o in ("SGD", "AdamW"))
+    much_worse = gap_sgd >= PERSISTS and gap_sgd > gap_adamw
+    verdict = _verdict_c12(works, much_worse)
+    table = condition_table(per_run, ["optimizer", "name"])
+    numbers = {"profile": P.name, "seeds": len(seeds), "verdict": verdict, "window_works": works,
+               "constant_much_worse": much_worse, "sgd_lr": sgd.lr, "sgd_window_lambda": sgd.window_lambda,
+               "sgd_full_lambda": sgd.window_lambda * window_frac, "adamw_lr": protos["AdamW"].lr,
+               "adamw_window_lambda": protos["AdamW"].window_lambda, "criterion_lr": chosen,
+               "calibration_agrees": bool(chosen == sgd.lr), "lr_grid": ", ".join(f"{v:g}" for v in lr_grid),
+               "calibration_seeds": calibration_seeds, "momentum": 0.9}
+    for lr, t in t_mem_by_lr.items():
+        numbers[f"t_mem_lr_{lr:g}".replace(".", "p")] = t
+    for (opt, name), v in c["mean"].items():
+        tag = name.replace(" − ", "_minus_")
+        numbers[f"{opt.lower()}_{tag}"] = float(v)
+        numbers[f"{opt.lower()}_{tag}_lo"] = float(c.loc[(opt, name), "lo"])
+        numbers[f"{opt.lower()}_{tag}_hi"] = float(c.loc[(opt, name), "hi"])
+    for _, r in table.iterrows():
+        numbers[f"{r['optimizer'].lower()}_ood_{r['name']}"] = float(r["final_ood"])
+
+    def fmt(opt: str) -> str:
+        o = opt.lower()
+        return (f"{opt}: window {numbers[o + '_ood_middle']:.2f}, full {numbers[o + '_ood_full']:.2f}, none "
+                f"{numbers[o + '_ood_none']:.2f} (window − full {numbers[o + '_middle_minus_full']:+.2f} "
+                f"[{numbers[o + '_middle_minus_full_lo']:+.2f}, {numbers[o + '_middle_minus_full_hi']:+.2f}])")
+    row = {"claim": "C12", "statement": "the window reproduces under SGD with momentum; there constant WD is much "
+                                        "worse than windowed, which AdamW partly masks",
+           "paper": "SGD: window works, constant much worse; AdamW masks part of it",
+           "ours": f"{fmt('SGD')}; {fmt('AdamW')}; SGD lr {sgd.lr:g}", "profile": P.name, "seeds": len(seeds),
+           "verdict": verdict}
+    numbers["ours"] = row["ours"]
+    hist = history[history["part"] == "conditions"].copy()
+    hist["name"] = _name_placements(hist, P, places)
+    curves = stats.mean_ci(hist, ["optimizer", "name", "step"], "acc/test_ood").rename(columns={"name": "condition"})
+    order = ["none", "full", "early", "middle", "late"]
+    sched = {opt: schedule_frame(dict(zip(order, _ordered_schedules(P, pr, onsets, places, window_frac),
+                                          strict=True)), P.steps) for opt, pr in protos.items()}
+    return ClaimResult([row], numbers, {"per_run": per_run, "table": table, "contrasts": contrasts,
+                                        "calibration": cal_table, "calibration_runs": cal,
+                                        "calibration_curves": cal_curves, "curves": curves,
+                                        "schedules_sgd": sched["SGD"], "schedules_adamw": sched["AdamW"]},
+                       {"order": order, "steps": P.steps, "success": SUCCESS_OOD})
+
+
+def _ordered_schedules(P: config.Profile, pr: protocol.Protocol, onsets: list[float], places: dict[str, float],
+                       window_frac: float) -> list[WDSchedule]:
+    conds = anchor_conditions(P, onsets, window_frac, pr.window_lambda)
+    by_onset = {o: wd for _, o, wd in conds[2:]}
+    return [conds[0][2], conds[1][2], *(by_onset[float(P.step_at(places[k]))] for k in ("early", "middle", "late"))]

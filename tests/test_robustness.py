@@ -1,0 +1,115 @@
+"""C11 and C12: the conditions at each depth and optimizer, SGD's weight-decay accounting, the paired
+contrasts and seed spread, the verdict rules, and bad input."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from critwin_lib import config, experiment, protocol, robustness, schedules
+from critwin_lib.config import ConfigError
+
+PLACEMENTS = {"early": 0.0, "middle": 0.375, "late": 0.75}
+
+
+def test_the_sgd_window_shrinks_the_weights_per_step_as_the_adamw_window():
+    adamw, sgd = protocol.PROTOCOLS["mid-fit-matrices"], protocol.PROTOCOLS["sgd-mid-fit-matrices"]
+    momentum = config.TrainConfig().momentum
+    assert sgd.optimizer == "sgd" and adamw.optimizer == "adamw" and sgd.wd_params == adamw.wd_params
+    assert sgd.lr * sgd.window_lambda / (1 - momentum) == pytest.approx(adamw.lr * adamw.window_lambda)
+    # steady state of torch's SGD on a parameter whose gradient is only the coupled L2 term: v = λp / (1 - μ)
+    v, p, lr, lam = 0.0, 1.0, sgd.lr, sgd.window_lambda
+    for _ in range(500):
+        v = momentum * v + lam * p
+    assert lr * v == pytest.approx(adamw.lr * adamw.window_lambda, rel=1e-6)
+
+
+def test_an_sgd_run_is_its_own_run_and_trains_with_sgd():
+    P = config.get_profile("smoke")
+    wd = protocol.window(P, 0.375, 0.25, protocol.PROTOCOLS["sgd-mid-fit-matrices"].window_lambda)
+    sgd = protocol.anchor_run(P, 0, wd, protocol="sgd-mid-fit-matrices")
+    adamw = protocol.anchor_run(P, 0, wd, protocol="mid-fit-matrices")
+    assert (sgd.train.optimizer, sgd.train.momentum, sgd.train.wd_params) == ("sgd", 0.9, "matrices")
+    assert experiment.run_key(sgd) != experiment.run_key(adamw)
+    assert adamw == protocol.anchor_run(P, 0, wd)  # the AdamW default's runs (and keys) are unchanged
+
+
+def test_windows_carry_the_constant_budget_and_placements_are_named():
+    P = config.get_profile("quick")
+    conds = robustness.anchor_conditions(P, [0.0, 0.375, 0.75], 0.25, 6.0)
+    assert [c for c, _, _ in conds] == ["none", "full", "window", "window", "window"]
+    full = conds[1][2]
+    assert full.base == pytest.approx(1.5)
+    for _, onset, wd in conds[2:]:
+        assert schedules.budget(wd, P.steps) == pytest.approx(schedules.budget(full, P.steps))
+        assert wd.windows[0][0] == onset
+    runs = pd.DataFrame({"condition": ["none", "full", "window", "window"], "onset": [math.nan, math.nan, 2400, 1600]})
+    names = robustness._name_placements(runs, P, PLACEMENTS).tolist()
+    assert names == ["none", "full", "middle", "onset 1600"]
+
+
+def test_paired_contrasts_difference_each_seed_with_itself():
+    rows = [{"optimizer": "SGD", "seed": s, "name": n, "final_ood": v}
+            for s, vals in enumerate([(0.1, 0.9, 0.2, 0.3, 0.1), (0.2, 0.7, 0.1, 0.5, 0.2)])
+            for n, v in zip(["none", "middle", "full", "early", "late"], vals, strict=True)]
+    c = robustness.paired_contrasts(pd.DataFrame(rows), "optimizer").set_index("contrast")
+    assert c.loc["middle − none", "mean"] == pytest.approx(0.65)
+    assert c.loc["middle − full", "mean"] == pytest.approx(0.65)
+    assert (c.loc["middle − full", "lo"], c.loc["middle − full", "hi"]) == pytest.approx((0.6, 0.7))
+    assert c.loc["full − none", "mean"] == pytest.approx(0.0) and (c["n"] == 2).all()
+
+
+def test_seed_spread_is_the_pooled_sd_over_onsets():
+    rows = [{"condition": "window", "onset": o, "seed": s, "final_ood": v}
+            for o, vals in ((0, [0.0, 1.0, 0.0, 1.0]), (800, [0.5, 0.5, 0.5, 0.5])) for s, v in enumerate(vals)]
+    sd, lo, hi = robustness.spread_ci(pd.DataFrame(rows), n_boot=200)
+    assert sd == pytest.approx(np.std([0, 1, 0, 1], ddof=1) / 2)
+    assert 0 <= lo <= sd <= hi
+
+
+def test_the_sgd_learning_rate_is_the_one_fitting_nearest_mid_run():
+    assert robustness.mid_fit_lr({0.01: 5000.0, 0.03: 1900.0, 0.1: 800.0}, 6400) == 0.03
+    assert robustness.mid_fit_lr({0.01: math.inf, 0.03: 2500.0}, 6400) == 0.03  # never fitted: out
+    assert robustness.mid_fit_lr({0.01: 4500.0, 0.03: 1900.0}, 6400) == 0.01  # a tie: the lower rate
+    assert math.isnan(robustness.mid_fit_lr({0.01: math.inf}, 6400))
+
+
+@pytest.mark.parametrize("persists, lower, spread, verdict", [
+    (True, True, True, "reproduced"), (True, False, True, "partly reproduced"),
+    (True, True, False, "partly reproduced"), (True, False, False, "not reproduced"),
+    (False, True, True, "not reproduced")])
+def test_c11_rule(persists, lower, spread, verdict):
+    assert robustness._verdict_c11(persists, lower, spread) == verdict
+
+
+@pytest.mark.parametrize("works, worse, verdict", [
+    (True, True, "reproduced"), (True, False, "partly reproduced"), (False, True, "partly reproduced"),
+    (False, False, "not reproduced")])
+def test_c12_rule(works, worse, verdict):
+    assert robustness._verdict_c12(works, worse) == verdict
+
+
+C11 = {"profile": "smoke", "n_seeds": 0, "gamma": 1.0, "depths": [2, 4], "onset_fracs": [0.0, 0.375, 0.75],
+       "placements": PLACEMENTS, "window_frac": 0.25, "workers": 0}
+C12 = {"profile": "smoke", "n_seeds": 0, "gamma": 1.0, "placements": PLACEMENTS, "window_frac": 0.25,
+       "lr_grid": [0.03, 0.1], "calibration_seeds": 1, "workers": 0}
+
+
+@pytest.mark.parametrize("claim, kw, name", [
+    ("c11", {"depths": [2, 2]}, "depths"),
+    ("c11", {"depths": [2]}, "depths"),
+    ("c11", {"onset_fracs": [0.0, 0.8]}, "onset_fracs"),
+    ("c11", {"placements": {"early": 0.0, "middle": 0.5, "late": 0.75}}, "placements"),
+    ("c11", {"protocol_name": "fast"}, "protocol_name"),
+    ("c12", {"lr_grid": [0.1, -1]}, "lr_grid"),
+    ("c12", {"calibration_seeds": 0}, "calibration_seeds"),
+    ("c12", {"sgd_protocol": "mid-fit"}, "sgd_protocol"),
+    ("c12", {"placements": {"early": 0.0}}, "placements"),
+    ("c12", {"profile": "huge"}, "profile"),
+])
+def test_bad_parameters_fail_before_any_training(tmp_path, claim, kw, name):
+    params = {**(C11 if claim == "c11" else C12), "results_dir": str(tmp_path / "results")}
+    with pytest.raises(ConfigError, match=f"^{name}"):
+        getattr(robustness, claim)(**{**params, **kw})
+    assert not (tmp_path / "results").exists()
