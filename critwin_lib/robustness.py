@@ -276,6 +276,9 @@ def c12(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_fr
         numbers[f"{opt.lower()}_{tag}_hi"] = float(c.loc[(opt, name), "hi"])
     for _, r in table.iterrows():
         numbers[f"{r['optimizer'].lower()}_ood_{r['name']}"] = float(r["final_ood"])
+        numbers[f"{r['optimizer'].lower()}_t_mem_{r['name']}"] = float(r["t_mem"])
+    start, end = protocol.window_steps(P, places["middle"], window_frac)
+    numbers["middle_window"] = f"[{start:,}, {end:,})"
 
     def fmt(opt: str) -> str:
         o = opt.lower()

@@ -272,37 +272,84 @@ def _verdict_c09(learned: bool, best_test: float) -> str:
     return "partly reproduced" if best_test < 0.5 else "not reproduced"
 
 
-def c09(*, profile: str, n_seeds: int, constant_lambdas: list, budget_lambda: float, placements: dict,
-        window_frac: float, results_dir: str, train_missing: bool = True, workers: int = -1) -> Any:
-    """C9: SCAN add_prim_jump under none / constant λ / 25 % windows of the same budget; greedy exact match on
-    the test file, on held-out training commands and on training commands. Rule in the notebook."""
-    from critwin_lib.claims import ClaimResult
+def _budgets(budget_lambdas: Any) -> list[float]:
+    """The weight-decay budgets C9 tries, largest first; bad values raise ConfigError naming the parameter."""
+    if (not isinstance(budget_lambdas, list | tuple) or not budget_lambdas
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+                       for v in budget_lambdas)
+            or len(set(map(float, budget_lambdas))) != len(budget_lambdas)):
+        raise ConfigError(f"budget_lambdas: must be a non-empty list of distinct positive numbers, "
+                          f"got {budget_lambdas!r}")
+    return sorted(map(float, budget_lambdas), reverse=True)
 
-    size = _sizes(SCAN, profile, "C9")
-    seeds = _seeds(size, n_seeds)
-    task = config.ScanTask(**size.task)
-    conds = conditions(size, constant_lambdas, budget_lambda, placements, window_frac)
-    specs = [({"condition": name, "seed": s}, size.run(task, s, wd)) for name, wd in conds.items() for s in seeds]
-    print(f"profile {profile}: SCAN add_prim_jump, {size.steps} steps of batch {size.batch_size}, {len(seeds)} seeds, "
-          f"{len(specs)} runs")
-    history, per_run = _run(specs, results_dir, train_missing, workers)
+
+def choose_budget(worst_val: dict[float, float]) -> float:
+    """C9's calibration: the largest budget whose worst condition keeps held-out exact match ≥ LEARNED_VAL;
+    when none does, the budget that came closest (its verdict is then 'inconclusive')."""
+    met = [b for b, v in worst_val.items() if v >= LEARNED_VAL]
+    return max(met) if met else max(worst_val, key=lambda b: (worst_val[b], b))
+
+
+def _c09_table(per_run: pd.DataFrame, order: list[str]) -> pd.DataFrame:
+    """Mean exact match and its interval per condition and split, over seeds; the best test at any evaluation."""
     parts = []
     for split in ("test", "val", "train"):
         t = stats.mean_ci(per_run, ["condition"], f"final_{split}").rename(
             columns={"mean": split, "lo": f"{split}_lo", "hi": f"{split}_hi", "n": "seeds"})
         parts.append(t if not parts else t.drop(columns="seeds"))
     table = parts[0].merge(parts[1], on="condition").merge(parts[2], on="condition")
-    table = table.set_index("condition").loc[list(conds)]
+    table = table.set_index("condition").loc[order]
     table["max_test"] = per_run.groupby("condition")["max_test"].max()
-    learned = bool((table["val"] >= LEARNED_VAL).all())
+    return table
+
+
+def c09(*, profile: str, n_seeds: int, budget_lambdas: list, placements: dict, window_frac: float,
+        results_dir: str, train_missing: bool = True, workers: int = -1) -> Any:
+    """C9: SCAN add_prim_jump under none / constant λ / 25 % windows of the same budget; greedy exact match on
+    the test file, on held-out training commands and on training commands. Every budget in `budget_lambdas`
+    is run (a constant λ equal to it, and the windows carrying it); the verdict reads the largest budget whose
+    every condition learned the training distribution (held-out training commands only, never the test file).
+    Rule in the notebook."""
+    from critwin_lib.claims import ClaimResult
+
+    size = _sizes(SCAN, profile, "C9")
+    seeds = _seeds(size, n_seeds)
+    budgets = _budgets(budget_lambdas)
+    task = config.ScanTask(**size.task)
+    grids = {b: conditions(size, [b], b, placements, window_frac) for b in budgets}
+    specs = [({"budget": b, "condition": name, "seed": s}, size.run(task, s, wd))
+             for b, conds in grids.items() for name, wd in conds.items() for s in seeds]
+    print(f"profile {profile}: SCAN add_prim_jump, {size.steps} steps of batch {size.batch_size}, {len(seeds)} seeds, "
+          f"budgets λ {', '.join(f'{b:g}' for b in budgets)}: {len(specs)} runs (no weight decay is one run per "
+          f"seed for all budgets)")
+    history, per_run = _run(specs, results_dir, train_missing, workers)
+    tables = {b: _c09_table(per_run[per_run["budget"] == b], list(grids[b])) for b in budgets}
+    premise = {b: bool((t["val"] >= LEARNED_VAL).all()) for b, t in tables.items()}
+    learned = any(premise.values())
+    chosen = choose_budget({b: float(t["val"].min()) for b, t in tables.items()})
+    conds, table = grids[chosen], tables[chosen]
     best = str(table["test"].idxmax())
     best_test = float(table.loc[best, "test"])
     verdict = _verdict_c09(learned, best_test)
+    mine = per_run[per_run["budget"] == chosen]
+    worst = {b: (str(t["val"].idxmin()), float(t["val"].min())) for b, t in tables.items()}
+    # held-out exact match per run, one column per budget, the constant named alike across budgets
+    const = "constant λ = budget"
+    named = per_run.assign(condition=per_run["condition"].where(
+        ~per_run["condition"].str.startswith("constant λ="), const))
+    premise_runs = named.pivot_table(index=["condition", "seed"], columns="budget", values="final_val").reset_index()
+    premise_runs.columns = ["condition", "seed", *(f"budget λ {b:g}" for b in premise_runs.columns[2:])]
+    premise_order = [const if c.startswith("constant λ=") else c for c in conds]
+    calibration = pd.DataFrame({f"{split} (budget λ {b:g})": t[split].set_axis(premise_order).to_numpy()
+                                for split in ("val", "test") for b, t in tables.items()},
+                               index=pd.Index(premise_order, name="condition"))
     numbers = {"profile": profile, "seeds": len(seeds), "steps": size.steps, "verdict": verdict,
                "learned": learned, "best_condition": best, "best_test": best_test,
-               "max_test_any_run": float(per_run["max_test"].max()),
-               "min_val": float(table["val"].min()), "budget_lambda": float(budget_lambda),
-               "window_lambda": float(budget_lambda) / window_frac,
+               "max_test_any_run": float(mine["max_test"].max()),
+               "min_val": float(table["val"].min()), "budget_lambda": chosen,
+               "window_lambda": chosen / window_frac, "budgets": ", ".join(f"{b:g}" for b in budgets),
+               "n_budgets": len(budgets),
+               "calibration": "; ".join(f"budget λ {b:g}: worst {worst[b][1]:.2f} ({worst[b][0]})" for b in budgets),
                "n_train_lines": 14_670 - task.n_val, "n_val": task.n_val,
                "n_eval": task.n_eval or 7_706}
     for c in conds:
@@ -312,15 +359,21 @@ def c09(*, profile: str, n_seeds: int, constant_lambdas: list, budget_lambda: fl
     vals = ", ".join(f"{c} {v:.2f}" for c, v in table["val"].items())
     n_short = int((table["val"] < LEARNED_VAL).sum())
     short = f" (below {LEARNED_VAL:.2f} in {n_short} of {len(table)})" if n_short else ""
+    tried = (f"; budget λ {chosen:g}, the largest of {numbers['budgets']} at which every condition kept held-out "
+             f"≥ {LEARNED_VAL:.2f}" if learned and len(budgets) > 1 else "")
     rows = [{"claim": "C9", "statement": "no weight-decay schedule lets a plain transformer solve SCAN "
                                          "add_prim_jump",
              "paper": "every schedule fails the test split",
              "ours": f"test exact match ≤ {best_test:.3f} in every condition (best: {best}); held-out training "
-                     f"commands {vals}{short}",
+                     f"commands {vals}{short}{tried}",
              "profile": profile, "seeds": len(seeds), "verdict": verdict}]
     numbers["ours"] = rows[0]["ours"]
-    curves = pd.concat([stats.mean_ci(history, ["condition", "step"], f"acc/{s}").assign(split=s)
-                        for s in ("train", "val", "test")], ignore_index=True)
+    curves = pd.concat([stats.mean_ci(history[history["budget"] == chosen], ["condition", "step"], f"acc/{s}"
+                                      ).assign(split=s) for s in ("train", "val", "test")], ignore_index=True)
     sched = schedule_frame(conds, size.steps)
-    return ClaimResult(rows, numbers, {"history": history, "per_run": per_run, "table": table.reset_index(),
-                                       "curves": curves, "schedules": sched}, {"order": list(conds)})
+    return ClaimResult(rows, numbers, {"history": history, "per_run": mine, "all_runs": per_run,
+                                       "table": table.reset_index(), "calibration": calibration,
+                                       "premise_runs": premise_runs,
+                                       "curves": curves, "schedules": sched},
+                       {"order": list(conds), "budgets": budgets, "premise": premise,
+                        "premise_order": premise_order})

@@ -18,7 +18,8 @@ NOTEBOOKS = claim_notebooks()
 def test_there_are_claim_notebooks():
     assert {"c00_calibration", "c01_critical_window", "c02_budget_placement", "c03_sharp_onset",
             "c04_window_vs_fitting", "c05_init_scale_window", "c06_basin", "c08_grokking", "c09_scan",
-            "c10_two_timescales", "c13_instrumentation", "x01_explorer"} <= {nb.stem for nb in NOTEBOOKS}
+            "c10_two_timescales", "c12_optimizer", "c13_instrumentation",
+            "x01_explorer"} <= {nb.stem for nb in NOTEBOOKS}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -28,6 +29,19 @@ def test_committed_notebook_has_no_outputs_and_one_parameters_cell(path):
     assert len(tagged) == 1
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
     assert "widgets" not in nb.metadata
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_papermill_reads_every_parameter_of_the_parameters_cell(path):
+    # papermill skips a line it cannot parse (e.g. a comment with "=" in it) and keeps going: the default
+    # would then silently be missing from the plan, the scoreboard and `-p` overrides
+    import ast
+
+    from critwin_lib.claims import notebook_defaults
+
+    cell = next(c for c in nbformat.read(path, as_version=4).cells if "parameters" in c.metadata.get("tags", []))
+    assigned = [n.target.id for n in ast.parse(cell.source).body if isinstance(n, ast.AnnAssign)]
+    assert assigned and list(notebook_defaults(path)) == assigned
 
 
 @pytest.mark.slow

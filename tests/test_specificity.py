@@ -54,17 +54,28 @@ def test_steps_to_grok_count_never_as_later_than_anything():
     assert specificity._censored_median(pd.Series([100.0, np.nan, np.nan]), 1000) == math.inf
 
 
+def test_c09_reads_the_largest_budget_that_keeps_the_training_distribution_learned():
+    assert specificity.choose_budget({0.5: 0.77, 0.25: 0.91, 0.1: 0.95}) == 0.25
+    assert specificity.choose_budget({0.5: 0.92, 0.25: 0.91}) == 0.5
+    assert specificity.choose_budget({0.5: 0.60, 0.25: 0.85}) == 0.25  # none met: the closest, verdict inconclusive
+    assert specificity._budgets([0.25, 1, 0.5]) == [1.0, 0.5, 0.25]
+
+
 @pytest.mark.parametrize("claim, kw, name", [
     ("c08", {"constant_lambdas": [0.3, -1]}, "constant_lambdas"),
     ("c08", {"budget_lambda": 0}, "budget_lambda"),
     ("c09", {"placements": {"late": 0.8}}, "placements"),
     ("c09", {"window_frac": 1.5}, "window_frac"),
+    ("c09", {"budget_lambdas": []}, "budget_lambdas"),
+    ("c09", {"budget_lambdas": [0.5, 0.5]}, "budget_lambdas"),
+    ("c09", {"budget_lambdas": 0.5}, "budget_lambdas"),
     ("c08", {"n_seeds": -2}, "n_seeds"),
     ("c09", {"profile": "huge"}, "profile"),
 ])
 def test_bad_parameters_fail_before_any_training(tmp_path, claim, kw, name):
-    params = {"profile": "smoke", "n_seeds": 0, "constant_lambdas": [1.0], "budget_lambda": 1.0,
-              "placements": PLACEMENTS, "window_frac": 0.25, "results_dir": str(tmp_path / "results"), "workers": 0}
+    params = {"profile": "smoke", "n_seeds": 0, "placements": PLACEMENTS, "window_frac": 0.25,
+              "results_dir": str(tmp_path / "results"), "workers": 0}
+    params.update({"constant_lambdas": [1.0], "budget_lambda": 1.0} if claim == "c08" else {"budget_lambdas": [1.0]})
     with pytest.raises(ConfigError, match=f"^{name}"):
         getattr(specificity, claim)(**{**params, **kw})
     assert not (tmp_path / "results").exists()
