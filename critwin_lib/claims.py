@@ -532,10 +532,7 @@ def c13(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, w
 # ---------------------------------------------------------------------------------- C5, C6, C7 (γ)
 def gamma_list(gammas: Any, field: str = "gammas") -> list[float]:
     """Distinct positive init scales, sorted; anything else is a ConfigError naming `field`."""
-    if (not isinstance(gammas, list | tuple) or not gammas
-            or not all(isinstance(g, int | float) and not isinstance(g, bool) and math.isfinite(g) and g > 0
-                       for g in gammas)):
-        raise config.ConfigError(f"{field}: must be a non-empty list of positive init scales γ, got {gammas!r}")
+    config.positive_numbers(gammas, field, "positive init scales γ")
     if len(set(gammas)) != len(gammas):
         raise config.ConfigError(f"{field}: γ values must be distinct, got {gammas!r}")
     return sorted(float(g) for g in gammas)

@@ -19,6 +19,16 @@ class ConfigError(ValueError):
     """A configuration value is out of range; the message names the field."""
 
 
+def positive_numbers(values: Any, field: str, what: str) -> list[float]:
+    """A claim parameter's non-empty list of finite positive numbers, as floats in the given order; anything
+    else is a ConfigError naming `field` ("must be a non-empty list of <what>")."""
+    if (not isinstance(values, list | tuple) or not values
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+                       for v in values)):
+        raise ConfigError(f"{field}: must be a non-empty list of {what}, got {values!r}")
+    return [float(v) for v in values]
+
+
 def _require(ok: bool, name: str, msg: str) -> None:
     if not ok:
         raise ConfigError(f"{name}: {msg}")

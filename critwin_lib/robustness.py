@@ -222,10 +222,7 @@ def c12(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_fr
                           f"{adamw_protocol!r} an AdamW one")
     onsets = _onset_fracs(list(placements.values()) if isinstance(placements, dict) else placements, window_frac)
     places = _placements(placements, onsets)
-    if (not isinstance(lr_grid, list | tuple) or not lr_grid
-            or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
-                       for v in lr_grid)):
-        raise ConfigError(f"lr_grid: must be a non-empty list of positive learning rates, got {lr_grid!r}")
+    config.positive_numbers(lr_grid, "lr_grid", "positive learning rates")
     if not isinstance(calibration_seeds, int) or isinstance(calibration_seeds, bool) or calibration_seeds < 1:
         raise ConfigError(f"calibration_seeds: must be a positive integer, got {calibration_seeds!r}")
     cal_seeds = list(range(calibration_seeds))

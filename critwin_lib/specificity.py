@@ -274,13 +274,11 @@ def _verdict_c09(learned: bool, best_test: float) -> str:
 
 def _budgets(budget_lambdas: Any) -> list[float]:
     """The weight-decay budgets C9 tries, largest first; bad values raise ConfigError naming the parameter."""
-    if (not isinstance(budget_lambdas, list | tuple) or not budget_lambdas
-            or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
-                       for v in budget_lambdas)
-            or len(set(map(float, budget_lambdas))) != len(budget_lambdas)):
-        raise ConfigError(f"budget_lambdas: must be a non-empty list of distinct positive numbers, "
-                          f"got {budget_lambdas!r}")
-    return sorted(map(float, budget_lambdas), reverse=True)
+    what = "distinct positive numbers"
+    budgets = config.positive_numbers(budget_lambdas, "budget_lambdas", what)
+    if len(set(budgets)) != len(budgets):
+        raise ConfigError(f"budget_lambdas: must be a non-empty list of {what}, got {budget_lambdas!r}")
+    return sorted(budgets, reverse=True)
 
 
 def choose_budget(worst_val: dict[float, float]) -> float:
