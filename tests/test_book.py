@@ -32,7 +32,7 @@ def test_book_pages_exist_and_reference_no_external_script(smoke_site):
             "book/claims/c03_sharp_onset.html", "book/claims/c04_window_vs_fitting.html",
             "book/claims/c05_init_scale_window.html", "book/claims/c06_basin.html",
             "book/claims/c08_grokking.html", "book/claims/c09_scan.html",
-            "book/claims/c10_two_timescales.html", "book/claims/c12_optimizer.html",
+            "book/claims/c10_two_timescales.html", "book/claims/c11_depth.html", "book/claims/c12_optimizer.html",
             "book/claims/c13_instrumentation.html",
             "book/claims/x01_explorer.html"} <= names
     for page in pages:
@@ -49,7 +49,7 @@ def test_intro_quotes_glued_numbers(smoke_site):
     cells = re.sub(r"<[^>]+>", "", row.group(0))
     assert re.search(r"window \d\.\d\d \[\d\.\d\d, \d\.\d\d\] vs full \d\.\d\d", cells), cells
     assert re.search(r"(not |partly )?reproduced", cells), cells
-    measured = ("C2", "C3", "C4", "C4b", "C5", "C6", "C7", "C8", "C9", "C10", "C12", "C13")
+    measured = ("C2", "C3", "C4", "C4b", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13")
     for claim in measured:  # every measured claim's row ends in a glued verdict
         row = re.search(rf"<tr[^>]*>\s*<td[^>]*><p><a[^>]*>(?:<span[^>]*>)?{claim}(?:</span>)?</a>.*?</tr>", text, re.S)
         assert row, f"no {claim} row"

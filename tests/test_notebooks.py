@@ -18,7 +18,7 @@ NOTEBOOKS = claim_notebooks()
 def test_there_are_claim_notebooks():
     assert {"c00_calibration", "c01_critical_window", "c02_budget_placement", "c03_sharp_onset",
             "c04_window_vs_fitting", "c05_init_scale_window", "c06_basin", "c08_grokking", "c09_scan",
-            "c10_two_timescales", "c12_optimizer", "c13_instrumentation",
+            "c10_two_timescales", "c11_depth", "c12_optimizer", "c13_instrumentation",
             "x01_explorer"} <= {nb.stem for nb in NOTEBOOKS}
 
 
