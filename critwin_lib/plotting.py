@@ -159,6 +159,14 @@ def _range_slider(name: str, values: list[float], default: float | None, label: 
                                                                     max=max(values, default=0), step=step, name=label))
 
 
+def _schedule_strip(schedules: pd.DataFrame, domain: list[str]) -> alt.Chart:
+    return alt.Chart(schedules).mark_line(interpolate="step-after", strokeWidth=2).encode(
+        x=alt.X("step:Q", title="training step"), y=alt.Y("lambda:Q", title="weight decay λ(t)"),
+        color=alt.Color("condition:N", scale=color_scale(domain), title="weight decay"),
+        strokeDash=alt.StrokeDash("condition:N", legend=None),
+        tooltip=["condition:N", "step:Q", alt.Tooltip("lambda:Q", format=".3g")]).properties(width=WIDTH, height=110)
+
+
 def window_slider_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: str, default_start: float | None = None,
                         y_title: str = "OOD accuracy (4,3)", slider_name: str = "window start (step) "
                         ) -> alt.VConcatChart:
@@ -172,12 +180,7 @@ def window_slider_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: st
     shade = alt.Chart(spans).mark_rect(color=COLORS["window"], opacity=0.08).encode(
         x="start:Q", x2="end:Q").transform_filter("datum.window_start == window_start_pick")
     top = (shade + _curve_layers(curves, domain, y_title).transform_filter(shown)).properties(title=title)
-    bottom = alt.Chart(schedules).mark_line(interpolate="step-after", strokeWidth=2).encode(
-        x=alt.X("step:Q", title="training step"),
-        y=alt.Y("lambda:Q", title="weight decay λ(t)"),
-        color=alt.Color("condition:N", scale=color_scale(domain), title="weight decay"),
-        strokeDash=alt.StrokeDash("condition:N", legend=None),
-    ).transform_filter(shown).properties(height=110)
+    bottom = _schedule_strip(schedules, domain).transform_filter(shown)
     return alt.vconcat(top, bottom).add_params(pick).resolve_scale(color="shared")
 
 
@@ -309,11 +312,8 @@ def window_gamma_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: str
             x=alt.value(0), y=alt.value(0), text="text:N").transform_filter(
             f"{same_gamma} && datum.window_start == explore_start")
         top = top + note
-    bottom = alt.Chart(schedules).mark_line(interpolate="step-after", strokeWidth=2).encode(
-        x=alt.X("step:Q", title="training step"),
-        y=alt.Y("lambda:Q", title="weight decay λ(t)"),
-        color=alt.Color("condition:N", scale=color_scale(domain), title="weight decay"),
-    ).transform_filter("!isValid(datum.window_start) || datum.window_start == explore_start").properties(height=110)
+    bottom = _schedule_strip(schedules, domain).transform_filter(
+        "!isValid(datum.window_start) || datum.window_start == explore_start")
     return (alt.vconcat(top.properties(title=title), bottom).add_params(pick_start, pick_gamma)
             .resolve_scale(color="shared"))
 
@@ -427,14 +427,6 @@ def loglog_rates_chart(rates: pd.DataFrame, title: str) -> alt.Chart:
 
 
 # ------------------------------------------------------------------------- other tasks (C8, C9)
-def _schedule_strip(schedules: pd.DataFrame, domain: list[str]) -> alt.Chart:
-    return alt.Chart(schedules).mark_line(interpolate="step-after", strokeWidth=2).encode(
-        x=alt.X("step:Q", title="training step"), y=alt.Y("lambda:Q", title="weight decay λ(t)"),
-        color=alt.Color("condition:N", scale=color_scale(domain), title="weight decay"),
-        strokeDash=alt.StrokeDash("condition:N", legend=None),
-        tooltip=["condition:N", "step:Q", alt.Tooltip("lambda:Q", format=".3g")]).properties(width=WIDTH, height=110)
-
-
 def curves_with_schedules_chart(curves: pd.DataFrame, schedules: pd.DataFrame, order: list[str], title: str,
                                 y_title: str) -> alt.VConcatChart:
     """Mean curve and bootstrap band per condition, with each condition's λ(t) below on the same steps;
