@@ -322,15 +322,15 @@ def c09(*, profile: str, n_seeds: int, budget_lambdas: list, placements: dict, w
           f"seed for all budgets)")
     history, per_run = _run(specs, results_dir, train_missing, workers)
     tables = {b: _c09_table(per_run[per_run["budget"] == b], list(grids[b])) for b in budgets}
-    premise = {b: bool((t["val"] >= LEARNED_VAL).all()) for b, t in tables.items()}
+    worst = {b: (str(t["val"].idxmin()), float(t["val"].min())) for b, t in tables.items()}
+    premise = {b: v >= LEARNED_VAL for b, (_, v) in worst.items()}
     learned = any(premise.values())
-    chosen = choose_budget({b: float(t["val"].min()) for b, t in tables.items()})
+    chosen = choose_budget({b: v for b, (_, v) in worst.items()})
     conds, table = grids[chosen], tables[chosen]
     best = str(table["test"].idxmax())
     best_test = float(table.loc[best, "test"])
     verdict = _verdict_c09(learned, best_test)
     mine = per_run[per_run["budget"] == chosen]
-    worst = {b: (str(t["val"].idxmin()), float(t["val"].min())) for b, t in tables.items()}
     # held-out exact match per run, one column per budget, the constant named alike across budgets
     const = "constant λ = budget"
     named = per_run.assign(condition=per_run["condition"].where(
