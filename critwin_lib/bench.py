@@ -28,7 +28,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from critwin_lib.config import ModelConfig, RunConfig, TrainConfig, WDSchedule, get_profile
+from critwin_lib.config import AnchorTask, ModelConfig, RunConfig, TrainConfig, WDSchedule
+from critwin_lib.sizes import get_profile
 from critwin_lib.train import build_model, build_optimizer, training_step
 
 
@@ -174,7 +175,7 @@ def sweep_throughput(workers: int, n_runs: int, steps: int, malloc_tune: bool = 
     from critwin_lib import experiment
 
     p = get_profile("quick")
-    cfgs = [RunConfig(task=p.task(n_eval=256), model=ModelConfig(init_gamma=2.0),
+    cfgs = [RunConfig(task=AnchorTask(**{**p.task, "n_eval": 256}), model=ModelConfig(init_gamma=2.0),
                       train=TrainConfig(steps=steps, batch_size=256, lr=3e-4, warmup_steps=10, eval_every=steps,
                                         seed=s)) for s in range(n_runs)]
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,

@@ -1,4 +1,4 @@
-"""Frozen, validated configuration for every run, and the profiles that size them.
+"""Frozen, validated configuration for every run (the profiles that size runs are in `sizes.py`).
 
 A run is fully described by a `RunConfig` (task, model, training, weight-decay schedule); its hash
 is the cache key, so every field that changes a result lives here and nothing else does. Fields are
@@ -12,21 +12,11 @@ import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 
 class ConfigError(ValueError):
     """A configuration value is out of range; the message names the field."""
-
-
-def positive_numbers(values: Any, field: str, what: str) -> list[float]:
-    """A claim parameter's non-empty list of finite positive numbers, as floats in the given order; anything
-    else is a ConfigError naming `field` ("must be a non-empty list of <what>")."""
-    if (not isinstance(values, list | tuple) or not values
-            or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
-                       for v in values)):
-        raise ConfigError(f"{field}: must be a non-empty list of {what}, got {values!r}")
-    return [float(v) for v in values]
 
 
 def _require(ok: bool, name: str, msg: str) -> None:
@@ -70,6 +60,8 @@ class AnchorTask:
     n_train_per_pair: int = 11_250  # training sequences per trained anchor pair (spec §2.3: 157,500 total)
     n_eval: int = 2048  # sequences per evaluation split
     data_seed: int = 1234  # fixes the training set and the eval sets; shared by all runs
+    vocab_size: ClassVar[int] = ANCHOR_VOCAB_SIZE
+    seq_len: ClassVar[int] = ANCHOR_INPUT_LEN  # longest model input (the model's max_pos must reach it)
 
     def __post_init__(self) -> None:
         _task_name(self.name, "anchor")
@@ -79,14 +71,6 @@ class AnchorTask:
         _positive_int(self.n_eval, "task.n_eval")
         _seed(self.data_seed, "task.data_seed")
 
-    @property
-    def vocab_size(self) -> int:
-        return ANCHOR_VOCAB_SIZE
-
-    @property
-    def seq_len(self) -> int:
-        """Longest model input (the model's max_pos must reach it)."""
-        return ANCHOR_INPUT_LEN
 
 
 def _seed(value: Any, name: str) -> None:
@@ -156,6 +140,8 @@ class ScanTask:
     n_val: int = 1000
     n_eval: int = 1000
     data_seed: int = 0
+    vocab_size: ClassVar[int] = SCAN_VOCAB_SIZE
+    seq_len: ClassVar[int] = SCAN_SEQ_LEN
 
     def __post_init__(self) -> None:
         _task_name(self.name, "scan")
@@ -166,13 +152,6 @@ class ScanTask:
                  "task.n_eval", f"must be a non-negative integer (0: every command), got {self.n_eval!r}")
         _seed(self.data_seed, "task.data_seed")
 
-    @property
-    def vocab_size(self) -> int:
-        return SCAN_VOCAB_SIZE
-
-    @property
-    def seq_len(self) -> int:
-        return SCAN_SEQ_LEN
 
 
 TaskConfig = AnchorTask | ModArithTask | ScanTask
@@ -231,6 +210,7 @@ class ModelConfig:
 
 # ------------------------------------------------------------------------------------- training
 OPTIMIZERS = ("adamw", "sgd")
+SGD_MOMENTUM = 0.9  # the momentum of every SGD run (claim C12)
 WD_PARAMS = ("all", "matrices")
 
 
@@ -250,7 +230,7 @@ class TrainConfig:
     grad_clip: float = 1.0  # max global grad norm; 0 disables clipping
     eval_every: int = 100
     optimizer: str = "adamw"
-    momentum: float = 0.9  # SGD only
+    momentum: float = SGD_MOMENTUM  # SGD only
     wd_params: str = "all"  # "all" parameters (as the precursor code) or 2-D "matrices" only
     seed: int = 0  # model init and batch order
     instrument: bool = False  # also log the C13 measurements (condensation, stable rank, ...) at each eval
@@ -385,7 +365,8 @@ def from_dict(d: dict[str, Any]) -> RunConfig:
 
 # Fields added after results were shipped, with the value that reproduces the old behaviour: while a
 # field holds that value it is left out of the canonical JSON, so adding it does not re-key old runs.
-HASH_NEUTRAL_DEFAULTS: dict[tuple[str, str], Any] = {("train", "instrument"): False, ("train", "momentum"): 0.9}
+HASH_NEUTRAL_DEFAULTS: dict[tuple[str, str], Any] = {("train", "instrument"): False,
+                                                     ("train", "momentum"): SGD_MOMENTUM}
 
 
 def canonical_json(cfg: RunConfig) -> str:
@@ -416,54 +397,3 @@ def replace(cfg: RunConfig, **dotted: Any) -> RunConfig:
             _require(name in known, f"{section}.{name}", "unknown config field")
         new[section] = dataclasses.replace(sub, **changes)
     return dataclasses.replace(cfg, **new)
-
-
-# ------------------------------------------------------------------------------------- profiles
-@dataclass(frozen=True)
-class Profile:
-    """How big a notebook's runs are. Claims are written in fractions of `steps`, so they scale."""
-
-    name: str
-    steps: int
-    eval_every: int
-    n_seeds: int
-    batch_size: int
-    lr: float
-    warmup_steps: int
-    n_train_per_pair: int
-    n_eval: int
-    description: str
-
-    def task(self, **overrides: Any) -> AnchorTask:
-        return AnchorTask(**{"n_train_per_pair": self.n_train_per_pair, "n_eval": self.n_eval, **overrides})
-
-    def train(self, seed: int, **overrides: Any) -> TrainConfig:
-        kw = dict(steps=self.steps, batch_size=self.batch_size, lr=self.lr, warmup_steps=self.warmup_steps,
-                  eval_every=self.eval_every, seed=seed)
-        return TrainConfig(**{**kw, **overrides})
-
-    def step_at(self, frac: float, name: str = "fraction") -> int:
-        """A fraction of the run as a step (multiples of eval_every keep windows on the eval grid)."""
-        _require(isinstance(frac, int | float) and 0 <= frac <= 1, name, f"must be in [0, 1], got {frac!r}")
-        return int(round(frac * self.steps))
-
-
-PROFILES: dict[str, Profile] = {
-    p.name: p
-    for p in (
-        Profile("smoke", steps=48, eval_every=16, n_seeds=2, batch_size=32, lr=1e-3, warmup_steps=4,
-                n_train_per_pair=64, n_eval=64,
-                description="plumbing only: seconds per notebook, no phenomenon expected"),
-        Profile("quick", steps=6400, eval_every=200, n_seeds=4, batch_size=256, lr=3e-4, warmup_steps=200,
-                n_train_per_pair=11_250, n_eval=2048,
-                description="the default: the whole book on a 2-core laptop in about an hour"),
-        Profile("paper", steps=20_000, eval_every=100, n_seeds=12, batch_size=256, lr=3e-4, warmup_steps=200,
-                n_train_per_pair=11_250, n_eval=2048,
-                description="the paper's length (20k steps) and seed count (12)"),
-    )
-}
-
-
-def get_profile(name: str) -> Profile:
-    _require(name in PROFILES, "profile", f"unknown profile {name!r}; known: {tuple(PROFILES)}")
-    return PROFILES[name]

@@ -37,7 +37,7 @@ class Edge:
         return self.values[self.hi] >= self.threshold
 
 
-def _on_grid(x: float, resolution: int) -> int:
+def on_grid(x: float, resolution: int) -> int:
     return int(round(x / resolution)) * resolution
 
 
@@ -56,7 +56,7 @@ def find_edge(evaluate: Callable[[Sequence[int]], dict[int, float]], lo: int, hi
         raise ValueError(f"no crossing of {threshold} in [{lo}, {hi}]: mean OOD {values[lo]:.3f} and {values[hi]:.3f}")
     while hi - lo > resolution:
         n = max(1, min(per_round, (hi - lo) // resolution - 1))
-        inner = sorted({min(max(_on_grid(lo + (hi - lo) * (i + 1) / (n + 1), resolution), lo + 1), hi - 1)
+        inner = sorted({min(max(on_grid(lo + (hi - lo) * (i + 1) / (n + 1), resolution), lo + 1), hi - 1)
                         for i in range(n)} - {lo, hi})
         if not inner:  # no grid point strictly inside: the bracket is as narrow as the grid allows
             break

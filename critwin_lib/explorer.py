@@ -8,14 +8,13 @@ ipywidgets to them, so the behaviour is testable without a browser.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from critwin_lib import config, experiment, protocol
-from critwin_lib.plotting import schedule_frame
+from critwin_lib import checks, config, experiment, protocol, sizes
+from critwin_lib.schedules import schedule_frame
 
 LIVE_PROFILES = ("smoke", "quick")  # sizes the explorer may train on the spot
 SPLITS = {"acc/train": "train pairs", "acc/test_id": "held-out keys (ID)", "acc/test_ood": "unseen pair (4,3)"}
@@ -28,11 +27,9 @@ def cell_config(profile: str, window_start_frac: float, window_frac: float, gamm
     if profile not in LIVE_PROFILES:
         raise config.ConfigError(f"profile: the explorer trains at {LIVE_PROFILES} only, got {profile!r}")
     protocol.get_protocol(protocol_name, "protocol_name")
-    if not isinstance(lam, int | float) or not math.isfinite(lam) or lam < 0:
-        raise config.ConfigError(f"lambda: must be a finite number >= 0, got {lam!r}")
-    if not isinstance(seed, int) or seed < 0:
-        raise config.ConfigError(f"seed: must be a non-negative integer, got {seed!r}")
-    P = config.get_profile(profile)
+    checks.non_negative(lam, "lambda")
+    checks.seed(seed)
+    P = sizes.get_profile(profile)
     window = protocol.window(P, window_start_frac, window_frac, float(lam))
     wd = config.WDSchedule.none() if lam == 0 else window
     return protocol.anchor_run(P, seed, wd, gamma=gamma, protocol=protocol_name)

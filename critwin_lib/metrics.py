@@ -14,8 +14,11 @@ import torch
 import torch.nn.functional as F
 
 from critwin_lib.tasks import IGNORE, TaskData
+from critwin_lib.tasks.anchor import KEY_MAX, KEY_MIN, SHIFTS
 
 MEMORIZED_TRAIN_ACC = 0.99  # t_mem: first evaluated step with training accuracy above this
+ANSWER_SHIFTS = range(-20, 21)  # bins of the OOD answer histogram: answer − x (x − 10 is the composite)
+ANSWER_PREFIX = "answer/test_ood/"  # history columns: ANSWER_PREFIX + "{shift:+d}" and ANSWER_PREFIX + "other"
 
 
 @torch.no_grad()
@@ -32,6 +35,15 @@ def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
 def param_norm(model: torch.nn.Module) -> float:
     """Global L2 norm of all parameters."""
     return torch.sqrt(sum((p.detach().double() ** 2).sum() for p in model.parameters())).item()
+
+
+def answer_histogram(pred: np.ndarray, keys: np.ndarray) -> dict[str, float]:
+    """Share of answers at each shift answer − x of ANSWER_SHIFTS, and the share outside them ("other"):
+    which rule a model applies to the unseen pair (the composite x − 10, a trained pair's shift, another)."""
+    d = np.asarray(pred) - np.asarray(keys)
+    out = {f"{ANSWER_PREFIX}{s:+d}": float((d == s).mean()) for s in ANSWER_SHIFTS}
+    out[f"{ANSWER_PREFIX}other"] = float(((d < ANSWER_SHIFTS.start) | (d >= ANSWER_SHIFTS.stop)).mean())
+    return out
 
 
 def trained_shift_fraction(pred: np.ndarray, keys: np.ndarray, trained_shifts: list[int]) -> float:
@@ -92,6 +104,8 @@ def evaluate(model: torch.nn.Module, task: TaskData, tensors: dict[str, tuple[to
             pred = logits.argmax(-1).cpu().numpy()
             out[f"trained_shift/{name}"] = trained_shift_fraction(
                 pred, task.splits[name].keys, task.meta["trained_shifts"])
+            if name == "test_ood":  # the paper's unseen pair (4, 3): which shift each answer applies
+                out.update(answer_histogram(pred, task.splits[name].keys))
     out["param_norm"] = param_norm(model)
     model.train(was_training)
     return out
@@ -134,8 +148,8 @@ def summarize(history: pd.DataFrame) -> dict[str, float]:
 # The paper names a "condensation index" and "subspace alignment" without defining them; these are the
 # spec's proposals (§5), grounded in the precursor papers' analyses. Each has a unit test on a matrix
 # whose answer is known.
-KEY_TOKENS = range(20, 100)  # ids of key/noise tokens, in numeric order
-ANCHOR_TOKENS = (1, 2, 3, 4)
+KEY_TOKENS = range(KEY_MIN, KEY_MAX)  # ids of key/noise tokens, in numeric order
+ANCHOR_TOKENS = tuple(SHIFTS)  # ids of the four anchors
 CONDENSED_COS = 0.7  # [Z24] groups neurons whose input weights have |cos| above this
 
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from critwin_lib import experiment
+from critwin_lib.claims import registry
 from critwin_lib.config import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -27,8 +29,8 @@ VENDOR = "_static/vendor"  # inside the built site
 
 
 def claim_notebooks() -> list[Path]:
-    """The committed claim notebooks (c..) and the explorer page (x..), in book order."""
-    return sorted(NOTEBOOKS.glob("[cx][0-9][0-9]_*.ipynb"))
+    """The registered pages' notebooks (claims, calibration, explorer), in book order."""
+    return [p.notebook for p in registry.PAGES]
 
 
 def vendor_base(out_dir: Path) -> str:
@@ -61,16 +63,14 @@ def plan(notebooks: list[Path], params: dict[str, Any]) -> int:
     """Check every notebook's parameters and print, before anything runs, how many runs they need
     and about how long the missing ones take; return how many are missing. Raises ConfigError
     (naming the notebook) on a bad parameter."""
-    from critwin_lib import claims, experiment
-
     by_dir: dict[Path, list] = {}
     for nb in notebooks:
-        if nb.stem not in claims.CLAIM_FUNCTIONS:
+        if nb.stem not in registry.BY_STEM:
             continue
-        defaults = claims.notebook_defaults(nb)
+        defaults = registry.notebook_defaults(nb)
         p = {**defaults, **{k: v for k, v in params.items() if k in defaults}}  # papermill ignores the others
         try:
-            runs = claims.planned_runs(nb.stem, p)
+            runs = registry.planned_runs(nb.stem, p)
         except ConfigError as e:
             raise ConfigError(f"{nb.stem}: ConfigError: {e}") from None
         by_dir.setdefault((nb.parent / str(p["results_dir"])).resolve(), []).extend(runs)

@@ -24,36 +24,22 @@ that γ = 1 without weight decay memorizes (the first CPU pilot's γ = 2 on d_mo
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from critwin_lib.config import (
-    AnchorTask,
-    ConfigError,
-    ModelConfig,
-    Profile,
-    RunConfig,
-    WDSchedule,
-    get_profile,
-)
+from critwin_lib import checks
+from critwin_lib.config import SGD_MOMENTUM, AnchorTask, ConfigError, ModelConfig, RunConfig, WDSchedule
+from critwin_lib.sizes import Size, get_profile
 
 
-def window_steps(profile: Profile, start_frac: float, length_frac: float,
+def window_steps(profile: Size, start_frac: float, length_frac: float,
                  names: tuple[str, str] = ("window_start_frac", "window_frac")) -> tuple[int, int]:
     """[start, end) in steps of a window given as fractions of the run; errors name the parameters."""
-    for value, name in zip((start_frac, length_frac), names, strict=True):
-        if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-            raise ConfigError(f"{name}: must be a non-negative fraction of the run, got {value!r}")
-    if length_frac <= 0:
-        raise ConfigError(f"{names[1]}: must be > 0, got {length_frac!r}")
-    if start_frac + length_frac > 1 + 1e-9:
-        raise ConfigError(f"{names[0]}: a window [{start_frac:g}, {start_frac + length_frac:g}) of the run "
-                          f"ends after the run (window_start_frac + window_frac must be <= 1)")
+    checks.window_fracs(start_frac, length_frac, names)
     start = profile.step_at(start_frac, names[0])
     return start, min(profile.steps, start + profile.step_at(length_frac, names[1]))
 
 
-def window(profile: Profile, start_frac: float, length_frac: float, lam: float) -> WDSchedule:
+def window(profile: Size, start_frac: float, length_frac: float, lam: float) -> WDSchedule:
     """λ = `lam` inside one window, 0 elsewhere."""
     start, end = window_steps(profile, start_frac, length_frac)
     return WDSchedule(windows=((start, end, lam),))
@@ -78,7 +64,7 @@ class Protocol:
     optimizer: str = "adamw"  # "sgd": SGD with momentum 0.9, weight decay as coupled L2 (claim C12)
 
 
-def sgd_window_lambda(sgd_lr: float, momentum: float = 0.9, reference: str = "mid-fit-matrices") -> float:
+def sgd_window_lambda(sgd_lr: float, momentum: float = SGD_MOMENTUM, reference: str = "mid-fit-matrices") -> float:
     """The in-window λ of coupled L2 under SGD with momentum that shrinks the weights per step as much as the
     `reference` AdamW protocol's window: at steady state momentum multiplies λ·p by 1 / (1 − momentum), so
     the per-step shrink is lr·λ / (1 − momentum); set it equal to AdamW's lr·λ."""
@@ -99,8 +85,8 @@ SGD_LR = 0.01  # calibrated on the C12 page: without weight decay the training s
 PROTOCOLS = {p.name: p for p in (
     *_ADAMW,
     Protocol("sgd-mid-fit-matrices", SGD_LR, sgd_window_lambda(SGD_LR),
-             f"SGD momentum 0.9, lr {SGD_LR:g}, coupled L2 on matrices and embeddings with AdamW's per-step shrink "
-             "(claim C12)", wd_params="matrices", optimizer="sgd"),
+             f"SGD momentum {SGD_MOMENTUM:g}, lr {SGD_LR:g}, coupled L2 on matrices and embeddings with AdamW's "
+             "per-step shrink (claim C12)", wd_params="matrices", optimizer="sgd"),
 )}
 DEFAULT_PROTOCOL = "mid-fit-matrices"
 
@@ -112,7 +98,7 @@ def get_protocol(name: str, field: str = "protocol") -> Protocol:
     return PROTOCOLS[name]
 
 
-def anchor_run(profile: Profile | str, seed: int, wd: WDSchedule, gamma: float = 1.0,
+def anchor_run(profile: Size | str, seed: int, wd: WDSchedule, gamma: float = 1.0,
                task: AnchorTask | None = None, model: ModelConfig | None = None,
                protocol: str = DEFAULT_PROTOCOL, **train: object) -> RunConfig:
     """One anchor-task run at a profile's size under a calibrated protocol (`train` overrides win).
@@ -122,11 +108,5 @@ def anchor_run(profile: Profile | str, seed: int, wd: WDSchedule, gamma: float =
     model = model if model is not None else ModelConfig(init_gamma=gamma, init_sigma0=SIGMA0)
     pr = get_protocol(protocol)
     train = {"lr": pr.lr, "optimizer": pr.optimizer, "wd_params": "all" if wd.is_none else pr.wd_params, **train}
-    return RunConfig(task=task if task is not None else p.task(), model=model, train=p.train(seed, **train), wd=wd)
-
-
-def seeds(profile: Profile, n_seeds: int) -> list[int]:
-    """Seeds 0..n-1; n_seeds = 0 means the profile's default count."""
-    if not isinstance(n_seeds, int) or n_seeds < 0:
-        raise ConfigError(f"n_seeds: must be a non-negative integer, got {n_seeds!r}")
-    return list(range(n_seeds or profile.n_seeds))
+    return RunConfig(task=task if task is not None else AnchorTask(**p.task), model=model,
+                     train=p.train_config(seed, **train), wd=wd)

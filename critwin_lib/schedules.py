@@ -8,6 +8,7 @@ lr_t·λ_t per step, so with a constant learning rate (after warm-up) equal B me
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import torch
 
 from critwin_lib.config import TrainConfig, WDSchedule
@@ -32,6 +33,19 @@ def wd_values(schedule: WDSchedule, steps: int) -> np.ndarray:
 def budget(schedule: WDSchedule, steps: int) -> float:
     """Realised budget B = Σ_{t < steps} λ_t."""
     return float(sum(wd_at(schedule, t) for t in range(steps)))
+
+
+def schedule_frame(schedules: dict[str, WDSchedule], steps: int, extra: dict[str, dict] | None = None
+                   ) -> pd.DataFrame:
+    """λ(t) of each named schedule as step-function points (one at every change, plus the ends)."""
+    rows = []
+    for name, sched in schedules.items():
+        lam = wd_values(sched, steps)
+        change = np.flatnonzero(np.diff(lam)) + 1
+        for t in [0, *change.tolist(), steps]:
+            rows.append({"condition": name, "step": int(t), "lambda": float(lam[min(t, steps - 1)]),
+                         **(extra or {}).get(name, {})})
+    return pd.DataFrame(rows)
 
 
 def lr_at(train: TrainConfig, step: int) -> float:

@@ -1,7 +1,14 @@
-"""Statistics over seeds: means with percentile-bootstrap intervals (seeded, so pages are stable)."""
+"""Statistics over seeds, the core the verdicts use (methods: spec/statistics.md).
+
+Means with percentile-bootstrap intervals for curves, BCa intervals for ≥ 8 seeds, exact (Clopper–Pearson)
+intervals on fate counts, Fisher's exact test and the exact McNemar test on fates, permutation tests on
+per-seed numbers (paired by sign flips, unpaired by shuffled labels) and a permutation test of a Spearman
+trend. Every random draw is seeded, so a page says the same thing each time it is built.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,3 +54,104 @@ def binomial_ci(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     lo = 0.0 if k == 0 else float(beta.ppf(alpha, k, n - k + 1))
     hi = 1.0 if k == n else float(beta.ppf(1 - alpha, k + 1, n - k))
     return lo, hi
+
+
+# ------------------------------------------------------------------------ tests for verdicts (spec/statistics.md)
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+def _alternative(alternative: str) -> str:
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative: one of {ALTERNATIVES}, got {alternative!r}")
+    return alternative
+
+
+def fisher_exact(k1: int, n1: int, k2: int, n2: int, alternative: str = "two-sided") -> float:
+    """p-value of Fisher's exact test that fate share k1/n1 differs from k2/n2 (different seeds);
+    "greater": the first share is larger."""
+    from scipy.stats import fisher_exact as fisher
+
+    return float(fisher([[k1, n1 - k1], [k2, n2 - k2]], alternative=_alternative(alternative))[1])
+
+
+def mcnemar_exact(b: int, c: int, alternative: str = "two-sided") -> float:
+    """Exact McNemar test on paired fates (same seeds): b seeds have the fate under the first condition only,
+    c under the second only; a binomial test of b against b + c at one half. "greater": the first more often."""
+    from scipy.stats import binomtest
+
+    if b + c == 0:
+        return 1.0
+    return float(binomtest(b, b + c, 0.5, alternative=_alternative(alternative)).pvalue)
+
+
+def sign_flip_test(differences: Sequence[float], alternative: str = "two-sided", n_resamples: int = 10_000,
+                   seed: int = 0) -> float:
+    """Paired permutation test of the mean of per-seed differences (the sign of each seed's difference
+    flipped at random); exact (all 2^n sign patterns) up to 16 seeds."""
+    d = np.asarray(differences, dtype=float)
+    d = d[~np.isnan(d)]
+    _alternative(alternative)
+    if len(d) == 0:
+        return float("nan")
+    if len(d) <= 16:
+        signs = 1 - 2 * ((np.arange(2 ** len(d))[:, None] >> np.arange(len(d))) & 1)
+    else:
+        signs = np.random.default_rng(seed).choice([-1, 1], size=(n_resamples, len(d)))
+    null = (signs * d).mean(axis=1)
+    return _p_from_null(null, d.mean(), alternative)
+
+
+def permutation_test(x: Sequence[float], y: Sequence[float], alternative: str = "two-sided",
+                     n_resamples: int = 10_000, seed: int = 0) -> float:
+    """Unpaired permutation test of mean(x) − mean(y) over seeds (labels shuffled); "greater": x larger."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+    _alternative(alternative)
+    if len(a) == 0 or len(b) == 0:
+        return float("nan")
+    pooled = np.concatenate([a, b])
+    rng = np.random.default_rng(seed)
+    perms = np.array([rng.permutation(pooled) for _ in range(n_resamples)])
+    null = perms[:, :len(a)].mean(axis=1) - perms[:, len(a):].mean(axis=1)
+    return _p_from_null(null, a.mean() - b.mean(), alternative)
+
+
+def _p_from_null(null: np.ndarray, observed: float, alternative: str) -> float:
+    eps = 1e-12 * max(1.0, abs(observed))  # ties with the observed value count as at least as extreme
+    if alternative == "greater":
+        hits = null >= observed - eps
+    elif alternative == "less":
+        hits = null <= observed + eps
+    else:
+        hits = np.abs(null) >= abs(observed) - eps
+    return float(hits.mean())
+
+
+def spearman_trend_test(x: Sequence[float], y: Sequence[float], alternative: str = "two-sided",
+                        n_resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    """(Spearman's ρ of seed-level values y against an ordered factor x, its permutation p-value)."""
+    from scipy.stats import spearmanr
+
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    rho = float(spearmanr(a, b).statistic)
+    if math.isnan(rho):
+        return rho, float("nan")
+    rng = np.random.default_rng(seed)
+    null = np.array([spearmanr(a, rng.permutation(b)).statistic for _ in range(n_resamples)])
+    return rho, _p_from_null(null, rho, _alternative(alternative))
+
+
+def bca_ci(values: Sequence[float], level: float = LEVEL, n_boot: int = 9_999, seed: int = 0) -> tuple[float, float]:
+    """BCa bootstrap interval of the mean over seeds (spec: only with ≥ 8 seeds; NaN below that, where a page
+    shows the seeds themselves instead of a band)."""
+    from scipy.stats import bootstrap
+
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if len(v) < 8:
+        return float("nan"), float("nan")
+    if np.all(v == v[0]):
+        return float(v[0]), float(v[0])
+    ci = bootstrap((v,), np.mean, confidence_level=level, n_resamples=n_boot, method="BCa",
+                   random_state=np.random.default_rng(seed)).confidence_interval
+    return float(ci.low), float(ci.high)

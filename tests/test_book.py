@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from critwin_lib.claims import VERDICTS
+from critwin_lib.claims.core import VERDICTS
 
 pytestmark = pytest.mark.slow
 
@@ -28,9 +28,9 @@ def test_book_pages_exist_and_reference_no_external_script(smoke_site):
     pages = sorted(html.rglob("*.html"))
     names = {p.relative_to(html).as_posix() for p in pages}
     assert {"index.html", "book/intro.html", "book/setup.html", "book/claims/c00_calibration.html",
-            "book/claims/c01_critical_window.html", "book/claims/c02_budget_placement.html",
-            "book/claims/c03_sharp_onset.html", "book/claims/c04_window_vs_fitting.html",
-            "book/claims/c05_init_scale_window.html", "book/claims/c06_basin.html",
+            "book/claims/c01_critical_window.html", "book/claims/c02_c03_budget_placement.html",
+            "book/claims/c04_sharp_onset.html", "book/claims/c04b_window_vs_fitting.html",
+            "book/claims/c05_init_scale_window.html", "book/claims/c06_c07_basin.html",
             "book/claims/c08_grokking.html", "book/claims/c09_scan.html",
             "book/claims/c10_two_timescales.html", "book/claims/c11_depth.html", "book/claims/c12_optimizer.html",
             "book/claims/c13_instrumentation.html",

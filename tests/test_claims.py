@@ -5,8 +5,8 @@ import io
 
 import pytest
 
-from critwin_lib import claims
-from critwin_lib.claims import VERDICTS
+from critwin_lib.claims import calibration, registry, scoreboard
+from critwin_lib.claims.core import VERDICTS
 
 from .conftest import REPO
 
@@ -14,17 +14,19 @@ pytestmark = pytest.mark.slow
 
 
 def test_scoreboard_from_smoke_runs(smoke_site):
-    rows = claims.scoreboard("smoke", smoke_site / "results")
+    rows = scoreboard.scoreboard("smoke", smoke_site / "results")
     assert [r["claim"] for r in rows] == ["C1", "C2", "C3", "C4", "C4b", "C5", "C6", "C7", "C8", "C9", "C10",
                                           "C11", "C12", "C13"]
     for r in rows:
-        assert set(r) == set(claims.CLAIMS_CSV_COLUMNS)
+        assert set(r) == set(scoreboard.CLAIMS_CSV_COLUMNS)
         assert r["profile"] == "smoke" and r["verdict"] in VERDICTS
 
 
-def test_shipped_claims_csv_follows_from_the_shipped_results():
+def test_shipped_claims_csv_and_glued_numbers_follow_from_the_shipped_results():
     shipped = (REPO / "results" / "claims.csv").read_text()
-    assert claims.to_csv(claims.scoreboard("quick", REPO / "results")) == shipped
+    rows, numbers = scoreboard.compute("quick", REPO / "results")
+    assert scoreboard.to_csv(rows) == shipped
+    assert scoreboard.numbers_json(numbers) == (REPO / "results" / "numbers.json").read_text()
     rows = list(csv.DictReader(io.StringIO(shipped)))
     assert all(r["profile"] == "quick" for r in rows)
     least = {"C5": 2, "C6": 8, "C7": 8}  # C5: 2 seeds per cell of its 25-cell grid (budget); C6: the issue's ≥ 8
@@ -35,9 +37,9 @@ def test_the_claims_protocol_meets_the_calibration_rule_on_the_shipped_results()
     from critwin_lib import protocol
     from critwin_lib.notebooks import REPO as repo
 
-    params = {**claims.notebook_defaults(repo / "notebooks" / "c00_calibration.ipynb"), "profile": "quick",
+    params = {**registry.notebook_defaults(repo / "notebooks" / "c00_calibration.ipynb"), "profile": "quick",
               "results_dir": str(REPO / "results"), "train_missing": False}
-    verdicts = claims.c00(**params).extra["verdicts"]
-    assert verdicts[protocol.DEFAULT_PROTOCOL]["both_fates"]
+    verdicts = calibration.c00(**params).verdicts
+    assert verdicts[protocol.DEFAULT_PROTOCOL].both_fates
     pr = protocol.get_protocol(protocol.DEFAULT_PROTOCOL)  # a 25 % window carries the calibrated full-run budget
-    assert pr.window_lambda == pytest.approx(4 * verdicts[protocol.DEFAULT_PROTOCOL]["best_lambda"])
+    assert pr.window_lambda == pytest.approx(4 * verdicts[protocol.DEFAULT_PROTOCOL].best_lambda)

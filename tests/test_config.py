@@ -4,6 +4,7 @@ import pytest
 
 from critwin_lib import config
 from critwin_lib.config import ConfigError
+from critwin_lib.sizes import get_profile
 
 
 @pytest.mark.parametrize(
@@ -25,7 +26,7 @@ from critwin_lib.config import ConfigError
         (lambda: config.WDSchedule(windows=((0, 10, 1.0), (5, 15, 1.0))), "wd.windows"),
         (lambda: config.RunConfig(train=config.TrainConfig(steps=1000),
                                   wd=config.WDSchedule.window(900, 200, 1.0)), "wd.windows[0]"),
-        (lambda: config.get_profile("huge"), "profile"),
+        (lambda: get_profile("huge"), "profile"),
     ],
 )
 def test_bad_values_raise_one_line_naming_the_field(build, field):
@@ -65,7 +66,7 @@ def test_configs_are_frozen():
 
 
 def test_profile_fractions_map_to_steps():
-    p = config.get_profile("quick")
+    p = get_profile("quick")
     assert p.step_at(0.375) == 2400
     with pytest.raises(ConfigError, match="^x:"):
         p.step_at(1.5, "x")
@@ -74,7 +75,7 @@ def test_profile_fractions_map_to_steps():
 def test_a_run_without_weight_decay_is_the_same_under_every_protocol_of_its_learning_rate():
     from critwin_lib import experiment, protocol
 
-    P = config.get_profile("smoke")
+    P = get_profile("smoke")
     none = config.WDSchedule.none()
     keys = {name: experiment.run_key(protocol.anchor_run(P, 0, none, protocol=name)) for name in protocol.PROTOCOLS}
     assert keys["mid-fit"] == keys["mid-fit-matrices"] and keys["early-fit"] == keys["early-fit-matrices"]
@@ -88,10 +89,10 @@ def test_a_run_without_weight_decay_is_the_same_under_every_protocol_of_its_lear
 @pytest.mark.parametrize(("params", "name"), [({"protocol_name": "fast"}, "protocol_name"),
                                               ({"window_lambda": -1.0}, "window_lambda")])
 def test_claim_parameters_name_the_bad_one(tmp_path, params, name):
-    from critwin_lib import claims
+    from critwin_lib.claims import anchor_window
 
     kwargs = {"profile": "smoke", "n_seeds": 1, "gamma": 1.0, "window_start_frac": 0.375, "window_frac": 0.25,
               "window_lambda": 0.0, "slider_starts": [], "results_dir": str(tmp_path), **params}
     with pytest.raises(ConfigError, match=f"^{name}:"):
-        claims.c01(**kwargs)
+        anchor_window.c01(**kwargs)
     assert not any(tmp_path.iterdir())  # nothing trained

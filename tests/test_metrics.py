@@ -102,8 +102,9 @@ def test_logit_margin():
 
 def test_instrumented_run_logs_the_c13_columns_and_trains_identically():
     from critwin_lib import config, protocol, train
+    from critwin_lib.sizes import get_profile
 
-    P = config.get_profile("smoke")
+    P = get_profile("smoke")
     cfg = protocol.anchor_run(P, 0, config.WDSchedule.constant(0.1))
     plain = train.train(cfg)
     inst = train.train(config.replace(cfg, **{"train.instrument": True}))
@@ -113,3 +114,12 @@ def test_instrumented_run_logs_the_c13_columns_and_trains_identically():
     assert ((inst[cols[:-2]] >= 0).all().all() and (inst[["ci/wq1", "order/embed", "align/embed_resid",
                                                           "align/anchor_ov"]] <= 1 + 1e-9).all().all())
     pd.testing.assert_frame_equal(inst[plain.columns], plain)  # measuring does not change training
+
+
+def test_answer_histogram_bins_each_answer_by_its_shift():
+    keys = np.array([40, 40, 40, 40, 40, 40, 40, 40])
+    pred = np.array([30, 30, 30, 38, 34, 40, 90, 5])  # x − 10 three times, −2, −6, 0, +50, −35
+    h = metrics.answer_histogram(pred, keys)
+    assert len(h) == len(metrics.ANSWER_SHIFTS) + 1 and sum(h.values()) == pytest.approx(1.0)
+    p = metrics.ANSWER_PREFIX
+    assert h[f"{p}-10"] == 3 / 8 and h[f"{p}-2"] == 1 / 8 and h[f"{p}+0"] == 1 / 8 and h[f"{p}other"] == 2 / 8

@@ -1,13 +1,15 @@
 """Claim notebooks: committed clean, executable at the smoke profile, and strict about bad parameters."""
 
 import json
+import re
 import subprocess
 import sys
 
 import nbformat
 import pytest
 
-from critwin_lib.claims import VERDICTS
+from critwin_lib.claims import registry
+from critwin_lib.claims.core import VERDICTS
 from critwin_lib.notebooks import claim_notebooks
 
 from .conftest import REPO
@@ -16,10 +18,15 @@ NOTEBOOKS = claim_notebooks()
 
 
 def test_there_are_claim_notebooks():
-    assert {"c00_calibration", "c01_critical_window", "c02_budget_placement", "c03_sharp_onset",
-            "c04_window_vs_fitting", "c05_init_scale_window", "c06_basin", "c08_grokking", "c09_scan",
-            "c10_two_timescales", "c11_depth", "c12_optimizer", "c13_instrumentation",
-            "x01_explorer"} <= {nb.stem for nb in NOTEBOOKS}
+    assert [nb.stem for nb in NOTEBOOKS] == [
+        "c00_calibration", "c01_critical_window", "c02_c03_budget_placement", "c04_sharp_onset",
+        "c04b_window_vs_fitting", "c05_init_scale_window", "c06_c07_basin", "c08_grokking", "c09_scan",
+        "c10_two_timescales", "c11_depth", "c12_optimizer", "c13_instrumentation", "x01_explorer"]
+    # every committed notebook is a registered page, and each page's file names the claims it decides
+    assert sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb")) == sorted(nb.stem for nb in NOTEBOOKS)
+    for p in (p for p in registry.PAGES if p.claims):  # c02_c03_... decides C2 and C3, c04b_... C4b
+        parts = [re.match(r"c(\d+)(\w*)", part) for part in p.glue_prefix.rstrip("_").split("_")]
+        assert tuple(f"C{int(m.group(1))}{m.group(2)}" for m in parts) == p.claims, p.stem
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -37,7 +44,7 @@ def test_papermill_reads_every_parameter_of_the_parameters_cell(path):
     # would then silently be missing from the plan, the scoreboard and `-p` overrides
     import ast
 
-    from critwin_lib.claims import notebook_defaults
+    from critwin_lib.claims.registry import notebook_defaults
 
     cell = next(c for c in nbformat.read(path, as_version=4).cells if "parameters" in c.metadata.get("tags", []))
     assigned = [n.target.id for n in ast.parse(cell.source).body if isinstance(n, ast.AnnAssign)]
@@ -57,7 +64,7 @@ def test_notebook_runs_at_smoke_and_glues_a_verdict(smoke_site, path):
             meta = out.get("metadata", {}).get("scrapbook", {})
             if meta:
                 glued[meta["name"]] = out["data"]
-    prefix = path.stem.split("_")[0]
+    prefix = registry.page(path.stem).glue_prefix.rstrip("_")
     if prefix.startswith("x"):  # an explorer page: a grid of cells, no verdict
         assert glued.get(f"{prefix}_n_cells")
         return
@@ -96,13 +103,13 @@ def test_shipped_quick_results_are_complete(tmp_path, path):
 
 
 def test_reproduce_prints_the_whole_plan_before_anything_runs(tmp_path, capsys):
-    from critwin_lib import claims, notebooks
+    from critwin_lib import notebooks
 
     notebooks.plan(NOTEBOOKS, {"profile": "paper", "results_dir": str(tmp_path / "results")})
     line = capsys.readouterr().err.strip().splitlines()[-1]
     m = __import__("re").match(r"reproduce: \d+ notebooks need: (\d+) runs, 0 stored, (\d+) to train on .*min", line)
     assert m and m.group(1) == m.group(2) and int(m.group(1)) > 100, line
     assert not (tmp_path / "results").exists()  # planning trains and writes nothing
-    defaults = claims.notebook_defaults(REPO / "notebooks" / "c03_sharp_onset.ipynb")
-    runs = claims.planned_runs("c03_sharp_onset", {**defaults, "profile": "paper"})
+    defaults = registry.notebook_defaults(REPO / "notebooks" / "c04_sharp_onset.ipynb")
+    runs = registry.planned_runs("c04_sharp_onset", {**defaults, "profile": "paper"})
     assert len(runs) == 12 * 8 and all(r.train.steps == 20_000 for r in runs)  # none + 7 onsets, 12 seeds

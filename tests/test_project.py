@@ -4,7 +4,7 @@ import re
 
 import yaml
 
-from critwin_lib.config import PROFILES
+from critwin_lib.sizes import PROFILES
 
 from .conftest import REPO
 
@@ -28,7 +28,7 @@ def test_setup_page_profile_table_matches_the_profiles():
         row = next(line for line in text.splitlines() if line.startswith(f"| `{p.name}` |"))
         cells = [c.strip().replace(",", "") for c in row.strip("|").split("|")]
         assert cells[1:5] == [str(p.steps), str(p.eval_every), str(p.n_seeds), str(p.batch_size)], row
-        assert cells[5].startswith(f"{p.n_train_per_pair} per pair"), row
+        assert cells[5].startswith(f"{p.task['n_train_per_pair']} per pair"), row
 
 
 def test_readme_opens_with_the_two_commands():

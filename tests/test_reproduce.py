@@ -26,9 +26,10 @@ def test_a_shipped_run_trains_again_to_the_same_history(tmp_path):
     again = experiment.run(shipped.config, tmp_path)
     assert again.key == key
     a, b = shipped.history, again.history
-    assert list(a.columns) == list(b.columns) and a["step"].tolist() == b["step"].tolist()
+    # a run shipped before a column was added to the history (the OOD answer histogram) lacks it; the rest match
+    assert set(a.columns) <= set(b.columns) and a["step"].tolist() == b["step"].tolist()
     for col in a.columns:
-        if col.startswith("acc/") or col.startswith("trained_shift/"):
+        if col.startswith(("acc/", "trained_shift/", "answer/")):
             assert np.abs(a[col] - b[col]).max() <= ACC_TOL, col
         elif col.startswith("loss/") and col != "loss/batch":
             np.testing.assert_allclose(b[col], a[col], rtol=LOSS_RTOL, err_msg=col)

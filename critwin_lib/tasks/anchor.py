@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from critwin_lib.config import ANCHOR_INPUT_LEN, ANCHOR_VOCAB_SIZE, AnchorTask
-from critwin_lib.tasks import Split, TaskData
+from critwin_lib.tasks.data import Split, TaskData
 
 SHIFTS = {1: 5, 2: 1, 3: -2, 4: -8}  # anchor id -> shift of its single-anchor function
 KEY_MIN, KEY_MAX = 20, 100  # keys and noise are uniform in [20, 99]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from critwin_lib.config import ModArithTask, check_modarith_table
-from critwin_lib.tasks import Split, TaskData
+from critwin_lib.tasks.data import Split, TaskData
 
 
 def table(p: int, op: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

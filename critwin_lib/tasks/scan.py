@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from critwin_lib.config import SCAN_SEQ_LEN, SCAN_VOCAB_SIZE, ScanTask
-from critwin_lib.tasks import IGNORE, Split, TaskData
+from critwin_lib.tasks.data import IGNORE, Split, TaskData
 
 PRIMITIVES = ("walk", "look", "run", "jump")
 ACTION = {u: f"I_{u.upper()}" for u in PRIMITIVES}

@@ -11,43 +11,33 @@ the "sgd-mid-fit-matrices" protocol. The 2-layer AdamW runs are the ones the C1-
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from critwin_lib import config, protocol, schedules, stats
+from critwin_lib import checks, config, protocol, schedules, stats
+from critwin_lib.claims import rules
+from critwin_lib.claims.core import SUCCESS_OOD, ClaimResult, Design, Spec, condition_table, fetch, score_row
 from critwin_lib.config import ConfigError, ModelConfig, WDSchedule
-from critwin_lib.plotting import schedule_frame
+from critwin_lib.schedules import schedule_frame
+from critwin_lib.sizes import Size, get_profile
 
-if TYPE_CHECKING:
-    from critwin_lib.claims import ClaimResult
-
-PERSISTS = 0.25  # the window "works" when a window's mean final OOD is at least this above no weight decay
-
-
-def _onset_fracs(onset_fracs: Any, window_frac: float) -> list[float]:
-    if (not isinstance(onset_fracs, list | tuple) or not onset_fracs
-            or not all(isinstance(f, int | float) and not isinstance(f, bool) and 0 <= f for f in onset_fracs)):
-        raise ConfigError(f"onset_fracs: must be a non-empty list of fractions of the run, got {onset_fracs!r}")
-    late = [f for f in onset_fracs if f + window_frac > 1 + 1e-9]
-    if late:
-        raise ConfigError(f"onset_fracs: a window starting at {late[0]:g} of the run ends after it "
-                          f"(onset + window_frac must be <= 1)")
-    return sorted({float(f) for f in onset_fracs})
+PERSISTS = rules.WORKS  # the window "works" when a window's mean final OOD is at least this above no weight decay
+PLACEMENTS = ("early", "middle", "late")
 
 
-def _placements(placements: Any, onsets: list[float]) -> dict[str, float]:
+def _placements(placements: Any, onsets: list[float], window_frac: float) -> dict[str, float]:
     """{name: onset fraction} for early / middle / late; each must be one of the swept onsets."""
-    if not isinstance(placements, dict) or set(placements) != {"early", "middle", "late"}:
-        raise ConfigError(f"placements: must map early, middle and late to onset fractions, got {placements!r}")
+    placements = checks.placements(placements, window_frac, PLACEMENTS)
     missing = [f"{k} {v!r}" for k, v in placements.items() if v not in onsets]
     if missing:
         raise ConfigError(f"placements: {', '.join(missing)} is not among onset_fracs {onsets}")
     return {k: float(v) for k, v in placements.items()}
 
 
-def anchor_conditions(P: config.Profile, onset_fracs: list[float], window_frac: float, window_lambda: float
+def anchor_conditions(P: Size, onset_fracs: list[float], window_frac: float, window_lambda: float
                       ) -> list[tuple[str, float, WDSchedule]]:
     """(condition, onset step or NaN, schedule): no weight decay, constant λ with the windows' budget, and one
     window at λ `window_lambda` per onset."""
@@ -57,15 +47,15 @@ def anchor_conditions(P: config.Profile, onset_fracs: list[float], window_frac: 
     return out + [("window", float(wd.windows[0][0]), wd) for _, wd in windows]
 
 
-def _specs(P: config.Profile, seeds: list[int], gamma: float, proto: str, onset_fracs: list[float],
-           window_frac: float, label: dict[str, Any], model: ModelConfig | None = None) -> list:
+def _specs(P: Size, seeds: list[int], gamma: float, proto: str, onset_fracs: list[float],
+           window_frac: float, label: dict[str, Any], model: ModelConfig | None = None) -> list[Spec]:
     pr = protocol.get_protocol(proto)
     return [({**label, "condition": c, "onset": o, "seed": s},
              protocol.anchor_run(P, s, wd, gamma=gamma, model=model, protocol=proto))
             for c, o, wd in anchor_conditions(P, onset_fracs, window_frac, pr.window_lambda) for s in seeds]
 
 
-def _name_placements(frame: pd.DataFrame, P: config.Profile, placements: dict[str, float]) -> pd.Series:
+def name_placements(frame: pd.DataFrame, P: Size, placements: dict[str, float]) -> pd.Series:
     """'none', 'full', 'early' / 'middle' / 'late' or 'onset <step>' per row (runs or history rows)."""
     names = {P.step_at(f): k for k, f in placements.items()}
     out = frame["condition"].astype(object).copy()
@@ -93,38 +83,56 @@ def spread_ci(per_run: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0) 
 
 
 # ------------------------------------------------------------------------------------------ C11
-def _verdict_c11(persists: bool, lower_plateau: bool, more_spread: bool) -> str:
-    if not persists:
-        return "not reproduced"
-    return "reproduced" if lower_plateau and more_spread else (
-        "partly reproduced" if lower_plateau or more_spread else "not reproduced")
+@dataclass
+class DepthDesign(Design):
+    depths: list[int]
+    places: dict[str, float]
 
 
-def c11(*, profile: str, n_seeds: int, gamma: float, depths: list, onset_fracs: list, placements: dict,
-        window_frac: float, results_dir: str, train_missing: bool = True, workers: int = -1,
-        protocol_name: str = protocol.DEFAULT_PROTOCOL) -> ClaimResult:
-    """C11: the C1 and C2/C3 comparisons and an onset sweep at each depth of `depths` (the first is the
-    reference, the anchor's 2 layers). Plateau = the best onset's mean final OOD; seed variance = the pooled
-    across-seed sd of final OOD over the onsets. Rule in the notebook."""
-    from critwin_lib.claims import ClaimResult, _run_grid, _verdict_c01, _verdict_c02, _verdict_c03, condition_table
-
-    P = config.get_profile(profile)
-    seeds = protocol.seeds(P, n_seeds)
-    pr = protocol.get_protocol(protocol_name, "protocol_name")
+def c11_design(*, profile: str, n_seeds: int, gamma: float, depths: list, onset_fracs: list, placements: dict,
+               window_frac: float, protocol_name: str = protocol.DEFAULT_PROTOCOL) -> DepthDesign:
+    """C11's runs: none, constant λ with the windows' budget and a window at every onset, at each depth of
+    `depths` (the first is the reference, the anchor's 2 layers)."""
+    P = get_profile(profile)
+    seeds = P.seeds(n_seeds)
+    protocol.get_protocol(protocol_name, "protocol_name")
     if (not isinstance(depths, list | tuple) or len(depths) != 2
             or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in depths)
             or depths[0] == depths[1]):
         raise ConfigError(f"depths: must be two different layer counts [reference, deeper], got {depths!r}")
-    onsets = _onset_fracs(onset_fracs, window_frac)
-    places = _placements(placements, onsets)
+    onsets = checks.onset_fracs(onset_fracs, window_frac)
+    places = _placements(placements, onsets, window_frac)
     specs = []
     for d in depths:
         model = ModelConfig(n_layer=d, init_gamma=gamma, init_sigma0=protocol.SIGMA0)
         specs += _specs(P, seeds, gamma, protocol_name, onsets, window_frac, {"layers": d}, model)
-    print(f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, layers "
-          f"{' and '.join(map(str, depths))}, onsets {[P.step_at(f) for f in onsets]}: {len(specs)} runs")
-    history, per_run = _run_grid(specs, results_dir, train_missing, workers)
-    per_run["name"] = _name_placements(per_run, P, places)
+    summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, layers "
+               f"{' and '.join(map(str, depths))}, onsets {[P.step_at(f) for f in onsets]}: {len(specs)} runs")
+    return DepthDesign(specs, summary, seeds, list(depths), places)
+
+
+@dataclass
+class DepthResult(ClaimResult):
+    history: pd.DataFrame
+    per_run: pd.DataFrame
+    onset_table: pd.DataFrame
+    side_by_side: pd.DataFrame
+    curves: pd.DataFrame
+    steps: int
+    depths: list[int]
+    placements: dict[str, float]
+
+
+def c11(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> DepthResult:
+    """C11: the C1 and C2/C3 comparisons and an onset sweep at each depth. Plateau = the best onset's mean
+    final OOD; seed variance = the pooled across-seed sd of final OOD over the onsets. Rule in the notebook."""
+    design = c11_design(**params)
+    P = get_profile(params["profile"])
+    seeds, depths, places = design.seeds, design.depths, design.places
+    protocol_name = params.get("protocol_name", protocol.DEFAULT_PROTOCOL)
+    pr = protocol.get_protocol(protocol_name)
+    history, per_run = fetch(design.specs, results_dir, train_missing, workers)
+    per_run["name"] = name_placements(per_run, P, places)
     per_run["depth"] = per_run["layers"].map(lambda d: f"{d} layers")
     by_depth, numbers = {}, {"profile": P.name, "seeds": len(seeds), "protocol": protocol_name,
                              "window_lambda": pr.window_lambda, "depths": " and ".join(map(str, depths))}
@@ -141,14 +149,15 @@ def c11(*, profile: str, n_seeds: int, gamma: float, depths: list, onset_fracs: 
              "plateau_lo": float(best["ood_lo"]), "plateau_hi": float(best["ood_hi"]),
              "plateau_onset": float(best["onset"]), "sd": sd, "sd_lo": sd_lo, "sd_hi": sd_hi,
              "reasoning": int(onset_t["reasoning"].sum()), "windowed": int(onset_t["seeds"].sum()),
-             "c1": _verdict_c01(M, F, N), "c2": _verdict_c02(M, E, N), "c3": _verdict_c03(E, L, N, M)}
+             "c1": rules.verdict_c01(M, F, N), "c2": rules.verdict_c02(M, E, N),
+             "c3": rules.verdict_c03(E, L, N, M)}
         by_depth[d] = v
         numbers.update({f"{k}_{d}": val for k, val in v.items()})
         tables.append(onset_t.assign(layers=d, depth=f"{d} layers"))
     ref, deep = (by_depth[d] for d in depths)
     persists = deep["plateau"] >= deep["N"] + PERSISTS
     lower, spread = deep["plateau"] < ref["plateau"], deep["sd"] > ref["sd"]
-    verdict = _verdict_c11(persists, lower, spread)
+    verdict = rules.verdict_c11(persists, lower, spread)
     numbers.update({"verdict": verdict, "persists": persists, "lower_plateau": lower, "more_spread": spread})
 
     def part(d: int) -> str:
@@ -156,19 +165,15 @@ def c11(*, profile: str, n_seeds: int, gamma: float, depths: list, onset_fracs: 
         return (f"{d} layers: plateau {v['plateau']:.2f} [{v['plateau_lo']:.2f}, {v['plateau_hi']:.2f}] "
                 f"(onset {v['plateau_onset']:.0f}), none {v['N']:.2f}, seed sd {v['sd']:.2f} "
                 f"[{v['sd_lo']:.2f}, {v['sd_hi']:.2f}]")
-    row = {"claim": "C11", "statement": "with 4 layers the window persists, with a lower plateau and more "
-                                        "variance across seeds",
-           "paper": "lower plateau, higher seed variance (no numbers)",
-           "ours": f"{part(depths[1])}; {part(depths[0])}", "profile": P.name, "seeds": len(seeds),
-           "verdict": verdict}
+    row = score_row("C11", "with 4 layers the window persists, with a lower plateau and more variance across seeds",
+                    "lower plateau, higher seed variance (no numbers)", f"{part(depths[1])}; {part(depths[0])}",
+                    P.name, len(seeds), verdict)
     numbers["ours"] = row["ours"]
     side = pd.DataFrame([{"layers": d, **by_depth[d]} for d in depths])
-    history["name"] = _name_placements(history, P, places)
+    history["name"] = name_placements(history, P, places)
     curves = stats.mean_ci(history, ["layers", "name", "step"], "acc/test_ood").rename(columns={"name": "condition"})
-    return ClaimResult([row], numbers, {"history": history, "per_run": per_run, "onset_table":
-                                        pd.concat(tables, ignore_index=True), "side_by_side": side,
-                                        "curves": curves},
-                       {"steps": P.steps, "depths": list(depths), "placements": places})
+    return DepthResult([row], numbers, design.summary, history, per_run, pd.concat(tables, ignore_index=True), side,
+                       curves, P.steps, depths, places)
 
 
 # ------------------------------------------------------------------------------------------ C12
@@ -190,11 +195,6 @@ def paired_contrasts(per_run: pd.DataFrame, by: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _verdict_c12(window_works: bool, constant_much_worse: bool) -> str:
-    return "reproduced" if window_works and constant_much_worse else (
-        "partly reproduced" if window_works or constant_much_worse else "not reproduced")
-
-
 def mid_fit_lr(t_mem_by_lr: dict[float, float], steps: int) -> float:
     """The calibration criterion the AdamW protocol was chosen by: the learning rate whose mean t_mem without
     weight decay is nearest the middle of the run (runs that never fit the training set are out; a tie goes to
@@ -205,27 +205,31 @@ def mid_fit_lr(t_mem_by_lr: dict[float, float], steps: int) -> float:
     return min(fitted, key=lambda lr: (abs(fitted[lr] - steps / 2), lr))
 
 
-def c12(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float, lr_grid: list,
-        calibration_seeds: int, results_dir: str, train_missing: bool = True, workers: int = -1,
-        sgd_protocol: str = "sgd-mid-fit-matrices", adamw_protocol: str = protocol.DEFAULT_PROTOCOL) -> ClaimResult:
-    """C12: none / constant λ (the window's budget) / early, middle and late 25 % windows under AdamW and under
-    SGD with momentum (coupled L2); plus the SGD learning-rate calibration (no weight decay at each lr of
-    `lr_grid`, `calibration_seeds` seeds). Rule in the notebook."""
-    from critwin_lib.claims import SUCCESS_OOD, ClaimResult, _run_grid, condition_table
+@dataclass
+class OptimizerDesign(Design):
+    protos: dict[str, protocol.Protocol]
+    onsets: list[float]
+    places: dict[str, float]
 
-    P = config.get_profile(profile)
-    seeds = protocol.seeds(P, n_seeds)
+
+def c12_design(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float, lr_grid: list,
+               calibration_seeds: int, sgd_protocol: str = "sgd-mid-fit-matrices",
+               adamw_protocol: str = protocol.DEFAULT_PROTOCOL) -> OptimizerDesign:
+    """C12's runs: none / constant λ (the window's budget) / early, middle and late 25 % windows under AdamW
+    and under SGD with momentum (coupled L2); plus the SGD learning-rate calibration (no weight decay at each
+    lr of `lr_grid`, `calibration_seeds` seeds)."""
+    P = get_profile(profile)
+    seeds = P.seeds(n_seeds)
     protos = {"AdamW": protocol.get_protocol(adamw_protocol, "adamw_protocol"),
               "SGD": protocol.get_protocol(sgd_protocol, "sgd_protocol")}
     if protos["SGD"].optimizer != "sgd" or protos["AdamW"].optimizer != "adamw":
         raise ConfigError(f"sgd_protocol: {sgd_protocol!r} must be an SGD protocol and adamw_protocol "
                           f"{adamw_protocol!r} an AdamW one")
-    onsets = _onset_fracs(list(placements.values()) if isinstance(placements, dict) else placements, window_frac)
-    places = _placements(placements, onsets)
-    config.positive_numbers(lr_grid, "lr_grid", "positive learning rates")
-    if not isinstance(calibration_seeds, int) or isinstance(calibration_seeds, bool) or calibration_seeds < 1:
-        raise ConfigError(f"calibration_seeds: must be a positive integer, got {calibration_seeds!r}")
-    cal_seeds = list(range(calibration_seeds))
+    places = checks.placements(placements, window_frac, PLACEMENTS)
+    onsets = checks.onset_fracs(list(places.values()), window_frac)
+    places = _placements(places, onsets, window_frac)
+    checks.positive_numbers(lr_grid, "lr_grid", "positive learning rates")
+    cal_seeds = list(range(checks.count(calibration_seeds, "calibration_seeds")))
     specs = []
     for opt, pr in protos.items():
         specs += _specs(P, seeds, gamma, pr.name, onsets, window_frac, {"optimizer": opt, "part": "conditions"})
@@ -234,11 +238,38 @@ def c12(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_fr
                                                 lr=float(lr)))
               for lr in lr_grid for s in cal_seeds]
     sgd = protos["SGD"]
-    print(f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds; AdamW ({adamw_protocol}, window λ "
-          f"{protos['AdamW'].window_lambda:g}) and SGD ({sgd_protocol}: lr {sgd.lr:g}, window λ "
-          f"{sgd.window_lambda:g}); "
-          f"SGD lr calibration {list(lr_grid)} × {calibration_seeds} seeds: {len(specs)} runs")
-    history, runs = _run_grid(specs, results_dir, train_missing, workers)
+    summary = (f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds; AdamW ({adamw_protocol}, window λ "
+               f"{protos['AdamW'].window_lambda:g}) and SGD ({sgd_protocol}: lr {sgd.lr:g}, window λ "
+               f"{sgd.window_lambda:g}); SGD lr calibration {list(lr_grid)} × {calibration_seeds} seeds: "
+               f"{len(specs)} runs")
+    return OptimizerDesign(specs, summary, seeds, protos, onsets, places)
+
+
+@dataclass
+class OptimizerResult(ClaimResult):
+    per_run: pd.DataFrame
+    table: pd.DataFrame
+    contrasts: pd.DataFrame
+    calibration: pd.DataFrame
+    calibration_runs: pd.DataFrame
+    calibration_curves: pd.DataFrame
+    curves: pd.DataFrame
+    schedules_sgd: pd.DataFrame
+    schedules_adamw: pd.DataFrame
+    order: list[str]
+    steps: int
+    success: float
+
+
+def c12(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> OptimizerResult:
+    """C12: the anchor comparisons under AdamW and under SGD with momentum, and the SGD lr calibration.
+    Rule in the notebook."""
+    d = c12_design(**params)
+    P = get_profile(params["profile"])
+    seeds, protos, onsets, places = d.seeds, d.protos, d.onsets, d.places
+    window_frac, lr_grid, calibration_seeds = params["window_frac"], params["lr_grid"], params["calibration_seeds"]
+    history, runs = fetch(d.specs, results_dir, train_missing, workers)
+    sgd = protos["SGD"]
     cal = runs[runs["part"] == "calibration"]
     t_mem_by_lr = {lr: float(g["t_mem"].mean()) if g["t_mem"].notna().all() else math.inf
                    for lr, g in cal.groupby("lr")}
@@ -250,20 +281,20 @@ def c12(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_fr
     cal_curves = stats.mean_ci(cal_hist.assign(condition=cal_hist["lr"].map(lambda v: f"lr {v:g}")),
                                ["condition", "step"], "acc/train")
     per_run = runs[runs["part"] == "conditions"].copy()
-    per_run["name"] = _name_placements(per_run, P, places)
+    per_run["name"] = name_placements(per_run, P, places)
     contrasts = paired_contrasts(per_run, "optimizer")
     c = contrasts.set_index(["optimizer", "contrast"])
     works = float(c.loc[("SGD", "middle − none"), "mean"]) >= PERSISTS
     gap_sgd, gap_adamw = (float(c.loc[(o, "middle − full"), "mean"]) for o in ("SGD", "AdamW"))
     much_worse = gap_sgd >= PERSISTS and gap_sgd > gap_adamw
-    verdict = _verdict_c12(works, much_worse)
+    verdict = rules.verdict_c12(works, much_worse)
     table = condition_table(per_run, ["optimizer", "name"])
     numbers = {"profile": P.name, "seeds": len(seeds), "verdict": verdict, "window_works": works,
                "constant_much_worse": much_worse, "sgd_lr": sgd.lr, "sgd_window_lambda": sgd.window_lambda,
                "sgd_full_lambda": sgd.window_lambda * window_frac, "adamw_lr": protos["AdamW"].lr,
                "adamw_window_lambda": protos["AdamW"].window_lambda, "criterion_lr": chosen,
                "calibration_agrees": bool(chosen == sgd.lr), "lr_grid": ", ".join(f"{v:g}" for v in lr_grid),
-               "calibration_seeds": calibration_seeds, "momentum": 0.9}
+               "calibration_seeds": calibration_seeds, "momentum": config.SGD_MOMENTUM}
     for lr, t in t_mem_by_lr.items():
         numbers[f"t_mem_lr_{lr:g}".replace(".", "p")] = t
     for (opt, name), v in c["mean"].items():
@@ -282,26 +313,22 @@ def c12(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_fr
         return (f"{opt}: window {numbers[o + '_ood_middle']:.2f}, full {numbers[o + '_ood_full']:.2f}, none "
                 f"{numbers[o + '_ood_none']:.2f} (window − full {numbers[o + '_middle_minus_full']:+.2f} "
                 f"[{numbers[o + '_middle_minus_full_lo']:+.2f}, {numbers[o + '_middle_minus_full_hi']:+.2f}])")
-    row = {"claim": "C12", "statement": "the window reproduces under SGD with momentum; there constant WD is much "
-                                        "worse than windowed, which AdamW partly masks",
-           "paper": "SGD: window works, constant much worse; AdamW masks part of it",
-           "ours": f"{fmt('SGD')}; {fmt('AdamW')}; SGD lr {sgd.lr:g}", "profile": P.name, "seeds": len(seeds),
-           "verdict": verdict}
+    row = score_row("C12", "the window reproduces under SGD with momentum; there constant WD is much worse than "
+                    "windowed, which AdamW partly masks",
+                    "SGD: window works, constant much worse; AdamW masks part of it",
+                    f"{fmt('SGD')}; {fmt('AdamW')}; SGD lr {sgd.lr:g}", P.name, len(seeds), verdict)
     numbers["ours"] = row["ours"]
     hist = history[history["part"] == "conditions"].copy()
-    hist["name"] = _name_placements(hist, P, places)
+    hist["name"] = name_placements(hist, P, places)
     curves = stats.mean_ci(hist, ["optimizer", "name", "step"], "acc/test_ood").rename(columns={"name": "condition"})
     order = ["none", "full", "early", "middle", "late"]
     sched = {opt: schedule_frame(dict(zip(order, _ordered_schedules(P, pr, onsets, places, window_frac),
                                           strict=True)), P.steps) for opt, pr in protos.items()}
-    return ClaimResult([row], numbers, {"per_run": per_run, "table": table, "contrasts": contrasts,
-                                        "calibration": cal_table, "calibration_runs": cal,
-                                        "calibration_curves": cal_curves, "curves": curves,
-                                        "schedules_sgd": sched["SGD"], "schedules_adamw": sched["AdamW"]},
-                       {"order": order, "steps": P.steps, "success": SUCCESS_OOD})
+    return OptimizerResult([row], numbers, d.summary, per_run, table, contrasts, cal_table, cal, cal_curves, curves,
+                           sched["SGD"], sched["AdamW"], order, P.steps, SUCCESS_OOD)
 
 
-def _ordered_schedules(P: config.Profile, pr: protocol.Protocol, onsets: list[float], places: dict[str, float],
+def _ordered_schedules(P: Size, pr: protocol.Protocol, onsets: list[float], places: dict[str, float],
                        window_frac: float) -> list[WDSchedule]:
     conds = anchor_conditions(P, onsets, window_frac, pr.window_lambda)
     by_onset = {o: wd for _, o, wd in conds[2:]}

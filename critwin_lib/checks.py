@@ -1,0 +1,111 @@
+"""The checks a claim's or the explorer's parameters pass before anything is trained, each written once.
+
+Every failure is a `ConfigError` whose message starts with the parameter's name, so a notebook or the
+command line can say in one line which value is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from critwin_lib.config import ConfigError
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def positive_numbers(values: Any, field: str, what: str) -> list[float]:
+    """A non-empty list of finite positive numbers, as floats in the given order; anything else is a
+    ConfigError naming `field` ("must be a non-empty list of <what>")."""
+    if not isinstance(values, list | tuple) or not values or not all(_is_number(v) and v > 0 for v in values):
+        raise ConfigError(f"{field}: must be a non-empty list of {what}, got {values!r}")
+    return [float(v) for v in values]
+
+
+def distinct_positive(values: Any, field: str, what: str, reverse: bool = False) -> list[float]:
+    """`positive_numbers` without repeats, sorted (largest first with `reverse`)."""
+    out = positive_numbers(values, field, what)
+    if len(set(out)) != len(out):
+        raise ConfigError(f"{field}: values must be distinct, got {values!r}")
+    return sorted(out, reverse=reverse)
+
+
+def positive_number(value: Any, field: str) -> float:
+    if not _is_number(value) or value <= 0:
+        raise ConfigError(f"{field}: must be a positive number, got {value!r}")
+    return float(value)
+
+
+def count(value: Any, field: str) -> int:
+    """A positive integer (a number of seeds of the rate model, of calibration runs, ...)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"{field}: must be a positive integer, got {value!r}")
+    return value
+
+
+def seed_list(n_seeds: Any, default: int) -> list[int]:
+    """Seeds 0..n-1; n_seeds = 0 means the default count."""
+    if not isinstance(n_seeds, int) or isinstance(n_seeds, bool) or n_seeds < 0:
+        raise ConfigError(f"n_seeds: must be a non-negative integer, got {n_seeds!r}")
+    return list(range(n_seeds or default))
+
+
+def seed(value: Any, field: str = "seed") -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConfigError(f"{field}: must be a non-negative integer, got {value!r}")
+    return value
+
+
+def fraction(value: Any, field: str) -> float:
+    """A fraction of the run, in [0, 1]."""
+    if not (_is_number(value) and 0 <= value <= 1):
+        raise ConfigError(f"{field}: must be in [0, 1], got {value!r}")
+    return value
+
+
+def non_negative(value: Any, field: str, what: str = "a finite number >= 0") -> float:
+    if not _is_number(value) or value < 0:
+        raise ConfigError(f"{field}: must be {what}, got {value!r}")
+    return float(value)
+
+
+def flag(value: Any, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{field}: must be true or false, got {value!r}")
+    return value
+
+
+def window_fracs(start: Any, length: Any, names: tuple[str, str] = ("window_start_frac", "window_frac")) -> None:
+    """A window [start, start + length) given as fractions of the run must lie inside the run."""
+    for value, name in zip((start, length), names, strict=True):
+        if not _is_number(value) or value < 0:
+            raise ConfigError(f"{name}: must be a non-negative fraction of the run, got {value!r}")
+    if length <= 0:
+        raise ConfigError(f"{names[1]}: must be > 0, got {length!r}")
+    if start + length > 1 + 1e-9:
+        raise ConfigError(f"{names[0]}: a window [{start:g}, {start + length:g}) of the run "
+                          f"ends after the run (window_start_frac + window_frac must be <= 1)")
+
+
+def onset_fracs(values: Any, window_frac: float, field: str = "onset_fracs") -> list[float]:
+    """Distinct window onsets as fractions of the run, sorted; each window must end inside the run."""
+    if not isinstance(values, list | tuple) or not values or not all(_is_number(f) and f >= 0 for f in values):
+        raise ConfigError(f"{field}: must be a non-empty list of fractions of the run, got {values!r}")
+    late = [f for f in values if f + window_frac > 1 + 1e-9]
+    if late:
+        raise ConfigError(f"{field}: a window starting at {late[0]:g} of the run ends after it "
+                          f"(onset + window_frac must be <= 1)")
+    return sorted({float(f) for f in values})
+
+
+def placements(values: Any, window_frac: float, names: tuple[str, ...] | None = None) -> dict[str, float]:
+    """{name: start fraction} of windows that lie inside the run (exactly `names` when given)."""
+    if not isinstance(values, dict) or not values or (names is not None and set(values) != set(names)):
+        need = f"map {', '.join(names)} to onset fractions" if names else "be a non-empty {name: start_frac} dict"
+        raise ConfigError(f"placements: must {need}, got {values!r}")
+    for name, start in values.items():
+        if not _is_number(start) or start < 0 or start + window_frac > 1 + 1e-9:
+            raise ConfigError(f"placements: window {name!r} at {start!r} must start in [0, 1 - window_frac]")
+    return {k: float(v) for k, v in values.items()}

@@ -1,0 +1,19 @@
+"""The claims layer: each page's runs, numbers and verdict (one module per family of claims), on a shared core.
+
+    core          the result type, fetching runs, fates, per-condition tables, shared parameter checks
+    onsets        the onset sweep (C4, C4b, C5, C10 and the explorer read it)
+    rules         every verdict rule, as a pure function
+    calibration   the calibration page (no claim)
+    anchor_window C1, C2/C3, C4, C4b
+    init_scale    C5, C6/C7 and the explorer's grid
+    rates         C10
+    instrumentation  C13
+    specificity   C8 (grokking), C9 (SCAN)
+    robustness    C11 (depth), C12 (SGD)
+    registry      one declaration per page: its claim ids, notebook and functions
+    scoreboard    results/claims.csv (`python -m critwin_lib.claims`)
+
+A family module imports the core modules and the lower library only, never another family; the registry
+imports the families; nothing in the library imports the registry except the scoreboard and the notebook
+runner.
+"""

@@ -1,0 +1,101 @@
+"""The calibration page: under which protocol can a run go either way (no weight decay memorizes, full-run
+weight decay reasons)? It fixes what the paper leaves open for every other page; it has no scoreboard row.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from critwin_lib import config, protocol, stats
+from critwin_lib.claims.core import ClaimResult, Design, condition_table, fetch
+from critwin_lib.sizes import get_profile
+
+
+def c00_design(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: list) -> Design:
+    """For each protocol, no weight decay and constant λ over the whole run at each λ of `grid`
+    ({protocol: [λ, ...]}); and, without weight decay, the init scales of `init_check` (γ on σ₀)."""
+    P = get_profile(profile)
+    seeds = P.seeds(n_seeds)
+    if not isinstance(grid, dict) or not grid:
+        raise config.ConfigError(f"grid: must map protocol names to lists of λ, got {grid!r}")
+    specs = [({"protocol": name, "lambda": float(lam), "seed": s},
+              protocol.anchor_run(P, s, protocol.full_run(lam), gamma=gamma, protocol=name))
+             for name, lams in grid.items() for lam in lams for s in seeds]
+    checks = [({"gamma": float(g), "seed": s}, protocol.anchor_run(P, s, config.WDSchedule.none(), gamma=g))
+              for g in init_check for s in seeds]
+    return Design(specs + checks, f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, "
+                                  f"{len(specs) + len(checks)} runs", seeds)
+
+
+@dataclass
+class ProtocolCheck:
+    """What the calibration rule reads of one protocol."""
+
+    none_memorizes: bool
+    full_reasons: bool
+    best_lambda: float
+    both_fates: bool
+    t_mem_none: float
+
+
+@dataclass
+class CalibrationResult(ClaimResult):
+    history: pd.DataFrame
+    per_run: pd.DataFrame
+    table: pd.DataFrame
+    curves: pd.DataFrame
+    init: pd.DataFrame
+    verdicts: dict[str, ProtocolCheck]
+
+
+def protocol_check(t: pd.DataFrame) -> ProtocolCheck:
+    """The rule on one protocol's table (indexed by λ): most none seeds memorize, and at the full-run λ with
+    the most reasoning seeds (ties: higher OOD) most seeds reason."""
+    none_ok = 0.0 in t.index and t.loc[0.0, "memorizing"] >= t.loc[0.0, "seeds"] / 2
+    best = t.drop(index=0.0, errors="ignore").sort_values(["reasoning", "final_ood"], ascending=False)
+    full_ok = len(best) > 0 and best["reasoning"].iloc[0] > best["seeds"].iloc[0] / 2
+    return ProtocolCheck(bool(none_ok), bool(full_ok), float(best.index[0]) if len(best) else math.nan,
+                         bool(none_ok and full_ok), float(t.loc[0.0, "t_mem"]) if 0.0 in t.index else math.nan)
+
+
+def c00(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> CalibrationResult:
+    """Calibration: which protocol settings give both fates (rule in the notebook), and σ₀'s check."""
+    d = c00_design(**params)
+    P = get_profile(params["profile"])
+    history, per_run = fetch(d.specs, results_dir, train_missing, workers)
+    is_check = per_run["protocol"].isna() if "gamma" in per_run else pd.Series(False, index=per_run.index)
+    init_runs, per_run = per_run[is_check], per_run[~is_check]
+    history = history[history["protocol"].notna()] if "gamma" in history else history
+    init_table = condition_table(init_runs, ["gamma"]) if len(init_runs) else pd.DataFrame()
+    if len(init_table):
+        init_table.insert(1, "init std", init_table["gamma"] * protocol.SIGMA0)
+    table = condition_table(per_run, ["protocol", "lambda"])
+    table["t_mem_frac"] = table["t_mem"] / P.steps
+    numbers = {"profile": P.name, "seeds": len(d.seeds), "steps": P.steps, "sigma0": protocol.SIGMA0,
+               "gamma": float(params["gamma"])}
+    verdicts = {}
+    for name in params["grid"]:
+        t = table[table["protocol"] == name].set_index("lambda")
+        v = verdicts[name] = protocol_check(t)
+        tag = name.replace("-", "_")
+        numbers.update({f"{tag}_both_fates": v.both_fates, f"{tag}_best_lambda": v.best_lambda,
+                        f"{tag}_t_mem_none": v.t_mem_none, f"{tag}_t_mem_frac": v.t_mem_none / P.steps})
+        for lam in t.index:
+            numbers[f"{tag}_ood_{lam:g}"] = float(t.loc[lam, "final_ood"])
+            numbers[f"{tag}_reasoning_{lam:g}"] = int(t.loc[lam, "reasoning"])
+    curves = []
+    for name, v in verdicts.items():
+        keep = (history["protocol"] == name) & history["lambda"].isin([0.0, v.best_lambda])
+        for metric in ("acc/train", "acc/test_id", "acc/test_ood"):
+            c = stats.mean_ci(history[keep], ["protocol", "lambda", "step"], metric)
+            curves.append(c.assign(metric=metric.split("/")[1]))
+    curves = pd.concat(curves, ignore_index=True)
+    curves["condition"] = [("none" if lam == 0 else f"full λ = {lam:g}") for lam in curves["lambda"]]
+    for _, r in init_table.iterrows():
+        numbers[f"init_ood_{r['gamma']:g}"] = float(r["final_ood"])
+        numbers[f"init_memorizing_{r['gamma']:g}"] = int(r["memorizing"])
+    return CalibrationResult([], numbers, d.summary, history, per_run, table, curves, init_table, verdicts)

@@ -1,0 +1,125 @@
+"""What every claim page shares: its result type, fetching its runs, a run's fate, per-condition tables and
+the parameter checks the anchor claims have in common.
+
+A claim is two functions in its family module: `<id>_design(**params)` checks the notebook's parameters
+and lists the runs the page needs (labels and configs: what the planner reads, nothing is trained), and
+`<id>(results_dir=..., **params)` fetches those runs (training what is missing) and returns the numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from critwin_lib import checks, config, experiment, protocol, stats
+from critwin_lib.sizes import Size
+
+VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "inconclusive")  # "inconclusive": a premise failed
+RUNTIME_PARAMS = ("results_dir", "train_missing", "workers")  # a page's parameters that do not change its runs
+
+Spec = tuple[dict[str, Any], config.RunConfig]  # one run: its labels (condition, seed, ...) and its config
+
+SUCCESS_OOD = 0.5  # spec §5: a seed "reaches the reasoning solution" when its final OOD accuracy > 0.5
+MEMORIZED_OOD = 0.25  # ... and "memorizes" when it fits the training set and stays below this on OOD
+CHANCE_BAND = 0.10  # a mean within this of the no-weight-decay mean is "at chance"
+PAPER_RESOLUTION = 100  # steps, at the paper's 20,000-step runs (C4)
+
+
+@dataclass
+class Design:
+    """A page's checked parameters turned into runs: `specs` is everything its analysis loads (an edge
+    finder may add runs later), `summary` one line saying what they are, `seeds` the seeds of each cell."""
+
+    specs: list[Spec]
+    summary: str
+    seeds: list[int]
+
+
+@dataclass
+class ClaimResult:
+    """What a page's runs show: its scoreboard rows and the numbers glued into the book; each page's result
+    type adds the frames it draws as named fields."""
+
+    rows: list[dict[str, Any]]
+    numbers: dict[str, Any]
+    summary: str  # the design line: profile, seeds, runs
+
+
+def score_row(claim: str, statement: str, paper: str, ours: str, profile: str, seeds: int, verdict: str
+              ) -> dict[str, Any]:
+    """One scoreboard row (a line of results/claims.csv)."""
+    return {"claim": claim, "statement": statement, "paper": paper, "ours": ours, "profile": profile,
+            "seeds": seeds, "verdict": verdict}
+
+
+def configs(specs: list[Spec]) -> list[config.RunConfig]:
+    return [cfg for _, cfg in specs]
+
+
+def fetch(specs: list[Spec], results_dir: str, train_missing: bool, workers: int, fates: bool = True
+          ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Make sure every run exists (training what is missing); return (histories, one row per run with its
+    summary and, with `fates`, its fate)."""
+    labels, runs = [lab for lab, _ in specs], configs(specs)
+    sw = experiment.sweep(runs, results_dir, workers=workers, train_missing=train_missing)
+    per_run = experiment.summaries(sw.results, labels)
+    if fates:
+        per_run["fate"] = [fate(r) for _, r in per_run.iterrows()]
+    return experiment.frame(sw.results, labels), per_run
+
+
+def fate(row: pd.Series | dict) -> str:
+    """One run's outcome: reasoning (final OOD > 0.5), memorizing (train fitted, OOD < 0.25),
+    collapsed (training accuracy < 0.5 at the end) or other."""
+    if row["final_train"] < 0.5:
+        return "collapsed"
+    if row["final_ood"] > SUCCESS_OOD:
+        return "reasoning"
+    if row["final_ood"] < MEMORIZED_OOD and row["final_train"] >= 0.99:
+        return "memorizing"
+    return "other"
+
+
+def condition_table(per_run: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per condition: final OOD (mean, bootstrap interval), mean max OOD, seeds reasoning / memorizing /
+    collapsed, and mean t_mem."""
+    t = stats.mean_ci(per_run, by, "final_ood").rename(columns={"mean": "final_ood", "lo": "ood_lo",
+                                                                 "hi": "ood_hi", "n": "seeds"})
+    g = per_run.groupby(by, sort=False, dropna=False)
+    extra = pd.DataFrame({
+        "max_ood": g["max_ood"].mean(),
+        "reasoning": g["fate"].apply(lambda f: int((f == "reasoning").sum())),
+        "memorizing": g["fate"].apply(lambda f: int((f == "memorizing").sum())),
+        "collapsed": g["fate"].apply(lambda f: int((f == "collapsed").sum())),
+        "trained_shift": g["final_trained_shift"].mean(),
+        "t_mem": g["t_mem"].mean(),
+    }).reset_index()
+    return t.merge(extra, on=by, how="left")
+
+
+def window_lambda(proto: str, value: float) -> float:
+    """A claim's in-window λ: the protocol's when the notebook leaves `window_lambda` at 0."""
+    pr = protocol.get_protocol(proto, "protocol_name")
+    return checks.non_negative(value, "window_lambda", ">= 0 (0: the protocol's)") or pr.window_lambda
+
+
+def gamma_list(gammas: Any, field: str = "gammas") -> list[float]:
+    """Distinct positive init scales, sorted; anything else is a ConfigError naming `field`."""
+    return checks.distinct_positive(gammas, field, "positive init scales γ")
+
+
+def onset_grid(P: Size, fracs: list) -> list[int]:
+    """Window onsets given as fractions of the run, as distinct sorted steps."""
+    return sorted({P.step_at(f, "onset_fracs") for f in fracs})
+
+
+def tag(g: float) -> str:
+    """γ as part of a glue key: 1.1 → 'g1p1'."""
+    return f"g{g:g}".replace(".", "p")
+
+
+def mean_or_nan(values: pd.Series) -> float:
+    return float(values.mean()) if len(values) else math.nan

@@ -1,0 +1,166 @@
+"""The onset sweep shared by the anchor-window claims (C4, C4b), the init-scale claims (C5, the explorer)
+and the rate model's overlay (C10): one 25 % window at the protocol's λ at each onset of a grid, against no
+weight decay, and where the mean final OOD accuracy crosses from chance towards reasoning.
+
+`sweep_specs` lists the runs; `analyse` loads them and finds the edge (narrowing its bracket with
+`edges.find_edge` when asked, which trains the onsets it visits); `gamma_sweep` does it at every γ.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from critwin_lib import config, edges, protocol, stats
+from critwin_lib.claims.core import CHANCE_BAND, PAPER_RESOLUTION, Spec, condition_table, fetch, tag
+from critwin_lib.sizes import Size
+
+REASONING_OOD = 0.61  # the paper's "+100 steps" level (C4): the edge is half-way from no weight decay to it
+
+
+def sweep_specs(P: Size, seeds: list[int], gamma: float, proto: str, onsets: list[int], window_frac: float
+                ) -> list[Spec]:
+    """No weight decay (onset -1), then one 25 % window at the protocol's λ at each onset, every seed."""
+    pr = protocol.get_protocol(proto)
+    length = protocol.window_steps(P, 0.0, window_frac)[1]
+    for o in onsets:
+        if o + length > P.steps:
+            raise config.ConfigError(f"onsets: a window at {o} ends after the run ({P.steps} steps)")
+    wds = [(-1, config.WDSchedule.none())] + [(o, config.WDSchedule.window(o, length, pr.window_lambda))
+                                              for o in onsets]
+    return [({"protocol": proto, "onset": o, "seed": s}, protocol.anchor_run(P, s, wd, gamma=gamma, protocol=proto))
+            for o, wd in wds for s in seeds]
+
+
+def gamma_specs(P: Size, seeds: list[int], gammas: list[float], proto: str, onsets: list[int],
+                window_frac: float) -> list[Spec]:
+    """`sweep_specs` at every γ (labelled with it)."""
+    return [({**lab, "gamma": g}, cfg) for g in gammas
+            for lab, cfg in sweep_specs(P, seeds, g, proto, onsets, window_frac)]
+
+
+@dataclass
+class OnsetSweep:
+    """One protocol's onset sweep: the no-weight-decay level N, its t_mem, the threshold θ = (N + 0.61) / 2,
+    the coarse bracket of the first upward crossing (and of a downward one), the refined edge, and the
+    transition width (fewest steps from an onset at chance to one at ≥ 0.61)."""
+
+    protocol: str
+    lam: float
+    N: float
+    t_mem_none: float
+    theta: float
+    resolution: int
+    bracket: tuple[int, int] | None
+    falling: tuple[int, int] | None
+    edge: edges.Edge | None
+    width: float
+    per_run: pd.DataFrame
+    history: pd.DataFrame
+
+    def table(self) -> pd.DataFrame:
+        """Per onset (-1: none): `condition_table` and the onset in units of t_mem."""
+        t = condition_table(self.per_run, ["onset"]).sort_values("onset")
+        t["onset_over_t_mem"] = t["onset"] / self.t_mem_none
+        t.loc[t["onset"] < 0, "onset_over_t_mem"] = math.nan
+        return t
+
+
+def _first_crossing(means: pd.Series, theta: float, rising: bool) -> tuple[int, int] | None:
+    pairs = zip(means.index, means.index[1:], strict=False)
+    if rising:
+        return next(((a, b) for a, b in pairs if means[a] < theta <= means[b]), None)
+    return next(((a, b) for a, b in pairs if means[a] >= theta > means[b]), None)
+
+
+def analyse(P: Size, seeds: list[int], gamma: float, proto: str, onsets: list[int], window_frac: float,
+            results_dir: str, train_missing: bool, workers: int, refine: bool = True) -> OnsetSweep:
+    """An onset sweep of one protocol's 25 % window at equal λ, its no-weight-decay baseline, and the onset
+    edge: the first upward crossing of θ = (N + 0.61) / 2 between neighbouring onsets of the sweep, narrowed
+    by bisection (with `refine`) to the paper's resolution scaled to the run (100 steps at 20k)."""
+    resolution = max(1, round(PAPER_RESOLUTION * P.steps / 20_000))
+    history, per_run = fetch(sweep_specs(P, seeds, gamma, proto, onsets, window_frac), results_dir,
+                             train_missing, workers)
+    none = per_run[per_run["onset"] == -1]
+    N, t_mem_none = float(none["final_ood"].mean()), float(none["t_mem"].mean())
+    theta = (N + REASONING_OOD) / 2
+    coarse = per_run[per_run["onset"] >= 0].groupby("onset")["final_ood"].mean()
+    bracket, falling = _first_crossing(coarse, theta, True), _first_crossing(coarse, theta, False)
+    extra_hist, extra_runs = [], []
+
+    def evaluate(on: list[int]) -> dict[int, float]:
+        means = {o: float(coarse[o]) for o in on if o in coarse.index}
+        todo = [o for o in on if o not in coarse.index]
+        if todo:
+            h, r = fetch(sweep_specs(P, seeds, gamma, proto, todo, window_frac)[len(seeds):], results_dir,
+                         train_missing, workers)
+            extra_hist.append(h)
+            extra_runs.append(r)
+            means.update(r.groupby("onset")["final_ood"].mean().to_dict())
+        return means
+
+    found = None
+    if bracket is not None and refine:
+        lo, hi = (edges.on_grid(x, resolution) for x in bracket)
+        found = edges.find_edge(evaluate, lo, hi, theta, resolution)
+    if extra_runs:
+        per_run = pd.concat([per_run, *extra_runs], ignore_index=True)
+        history = pd.concat([history, *extra_hist], ignore_index=True)
+    means = per_run[per_run["onset"] >= 0].groupby("onset")["final_ood"].mean()
+    width = edges.transition_width(means.index.tolist(), means.tolist(), N + CHANCE_BAND, REASONING_OOD)
+    return OnsetSweep(proto, protocol.get_protocol(proto).window_lambda, N, t_mem_none, theta, resolution, bracket,
+                      falling, found, width, per_run, history)
+
+
+@dataclass
+class GammaSweep:
+    """The onset sweep at every γ: one row per γ (`edges`: t_mem, N, θ, the edge ± its half-width, the best
+    onset), a per-(γ, onset) table, every run and the mean OOD curves."""
+
+    edges: pd.DataFrame
+    table: pd.DataFrame
+    per_run: pd.DataFrame
+    curves: pd.DataFrame
+
+
+def gamma_conventions(gammas: list[float]) -> pd.DataFrame:
+    """Each γ's weight std (γ·σ₀) and the same std in the precursor papers' exponent convention
+    (std = d_model^-γ_exp), so their phase diagrams can be compared."""
+    rows = []
+    for g in gammas:
+        m = config.ModelConfig(init_gamma=g, init_sigma0=protocol.SIGMA0)
+        rows.append({"gamma": g, "std": m.init_std, "gamma_exponent": m.gamma_exponent})
+    return pd.DataFrame(rows)
+
+
+def gamma_sweep(P: Size, seeds: list[int], gammas: list[float], proto: str, onsets: list[int], window_frac: float,
+                results_dir: str, train_missing: bool, workers: int, refine: bool = False) -> GammaSweep:
+    """`analyse` at every γ. Without `refine` an edge is the coarse bracket's middle, ± half its width."""
+    fetch(gamma_specs(P, seeds, gammas, proto, onsets, window_frac), results_dir, train_missing, workers)
+    rows, runs, hists = [], [], []
+    for g in gammas:
+        a = analyse(P, seeds, g, proto, onsets, window_frac, results_dir, train_missing, workers, refine=refine)
+        coarse = a.edge or (edges.Edge(*a.bracket, a.theta) if a.bracket is not None else None)
+        edge, pm = (coarse.edge, coarse.uncertainty) if coarse else (math.nan, math.nan)
+        swept = a.per_run[a.per_run["onset"] >= 0].groupby("onset")["final_ood"].mean()
+        rows.append({"gamma": g, "t_mem": a.t_mem_none, "ood_none": a.N, "theta": a.theta, "edge": edge,
+                     "edge_pm": pm, "edge_over_t_mem": edge / a.t_mem_none, "refined": a.edge is not None,
+                     "closing": a.falling is not None, "best_onset": int(swept.idxmax()),
+                     "best_onset_ood": float(swept.max())})
+        runs.append(a.per_run.assign(gamma=g))
+        hists.append(a.history.assign(gamma=g))
+    per_run, history = pd.concat(runs, ignore_index=True), pd.concat(hists, ignore_index=True)
+    return GammaSweep(edges=pd.DataFrame(rows).merge(gamma_conventions(gammas), on="gamma"),
+                      table=condition_table(per_run, ["gamma", "onset"]).sort_values(["gamma", "onset"]),
+                      per_run=per_run, curves=stats.mean_ci(history, ["gamma", "onset", "step"], "acc/test_ood"))
+
+
+def edge_numbers(edges_df: pd.DataFrame) -> dict[str, float]:
+    """Glue values per γ: edge_<γ>, edge_pm_<γ>, t_mem_<γ>."""
+    out = {}
+    for r in edges_df.to_dict("records"):
+        out.update({f"edge_{tag(r['gamma'])}": r["edge"], f"edge_pm_{tag(r['gamma'])}": r["edge_pm"],
+                    f"t_mem_{tag(r['gamma'])}": r["t_mem"]})
+    return out

@@ -1,0 +1,98 @@
+"""One declaration per book page: the claim ids it decides, its notebook, and its two functions (the design,
+which lists the runs, and the page, which computes the numbers). The scoreboard, `make reproduce`'s planner
+and the command line read this list, so a page added here is planned, scored and run everywhere.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from critwin_lib import config
+from critwin_lib.claims import (
+    anchor_window,
+    calibration,
+    init_scale,
+    instrumentation,
+    rates,
+    robustness,
+    specificity,
+)
+from critwin_lib.claims.core import RUNTIME_PARAMS, ClaimResult, Design
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+@dataclass(frozen=True)
+class Page:
+    """A book page: `notebooks/<stem>.ipynb`, the claims it decides (scoreboard ids, none for the calibration
+    and explorer pages), `design(**params)` and `page(results_dir=..., **params)`."""
+
+    stem: str
+    claims: tuple[str, ...]
+    design: Callable[..., Design]
+    page: Callable[..., ClaimResult]
+
+    @property
+    def notebook(self) -> Path:
+        return NOTEBOOKS / f"{self.stem}.ipynb"
+
+    @property
+    def glue_prefix(self) -> str:
+        """The page's glue keys start with this: the stem's claim part ('c04b_', 'c06_c07_')."""
+        return "_".join(p for p in self.stem.split("_") if p[:1] in "cx" and p[1:2].isdigit()) + "_"
+
+
+PAGES = (
+    Page("c00_calibration", (), calibration.c00_design, calibration.c00),
+    Page("c01_critical_window", ("C1",), anchor_window.c01_design, anchor_window.c01),
+    Page("c02_c03_budget_placement", ("C2", "C3"), anchor_window.c02_c03_design, anchor_window.c02_c03),
+    Page("c04_sharp_onset", ("C4",), anchor_window.c04_design, anchor_window.c04),
+    Page("c04b_window_vs_fitting", ("C4b",), anchor_window.c04b_design, anchor_window.c04b),
+    Page("c05_init_scale_window", ("C5",), init_scale.c05_design, init_scale.c05),
+    Page("c06_c07_basin", ("C6", "C7"), init_scale.c06_c07_design, init_scale.c06_c07),
+    Page("c08_grokking", ("C8",), specificity.c08_design, specificity.c08),
+    Page("c09_scan", ("C9",), specificity.c09_design, specificity.c09),
+    Page("c10_two_timescales", ("C10",), rates.c10_design, rates.c10),
+    Page("c11_depth", ("C11",), robustness.c11_design, robustness.c11),
+    Page("c12_optimizer", ("C12",), robustness.c12_design, robustness.c12),
+    Page("c13_instrumentation", ("C13",), instrumentation.c13_design, instrumentation.c13),
+    Page("x01_explorer", (), init_scale.x01_design, init_scale.x01),
+)
+BY_STEM = {p.stem: p for p in PAGES}
+
+
+def page(stem: str) -> Page:
+    if stem not in BY_STEM:
+        raise config.ConfigError(f"notebook: {stem!r} is not a registered page; known: {tuple(BY_STEM)}")
+    return BY_STEM[stem]
+
+
+def by_claims(ids: list[str]) -> list[Page]:
+    """The pages that decide the given scoreboard ids (C1, C4b, ...), in book order."""
+    known = {c for p in PAGES for c in p.claims}
+    unknown = [c for c in ids if c not in known]
+    if unknown:
+        raise config.ConfigError(f"claims: unknown claim ids {unknown}; known: {sorted(known)}")
+    return [p for p in PAGES if set(p.claims) & set(ids)]
+
+
+def notebook_defaults(path: Path) -> dict[str, Any]:
+    """The default values of a notebook's parameters cell."""
+    import papermill as pm
+
+    return {name: ast.literal_eval(p["default"]) for name, p in pm.inspect_notebook(str(path)).items()}
+
+
+def design_params(params: dict[str, Any]) -> dict[str, Any]:
+    """A page's parameters without the runtime ones (where results live, whether to train, how many workers)."""
+    return {k: v for k, v in params.items() if k not in RUNTIME_PARAMS}
+
+
+def planned_runs(stem: str, params: dict[str, Any]) -> list[config.RunConfig]:
+    """The runs a page needs with these parameters (an edge finder may add more), checked and listed
+    without training or loading anything."""
+    return [cfg for _, cfg in page(stem).design(**design_params(params)).specs]

@@ -1,0 +1,80 @@
+"""`results/claims.csv` and `results/numbers.json`: every page's scoreboard rows and every number its page
+glues into the book, recomputed from the stored results with the notebooks' default parameters, so the
+scoreboard, the book and the committed files cannot disagree (a test recomputes both).
+
+    python -m critwin_lib.claims [--profile P] [--results DIR] [--out FILE|-]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from critwin_lib.claims import registry
+
+CLAIMS_CSV_COLUMNS = ["claim", "statement", "paper", "ours", "profile", "seeds", "verdict"]
+REPO = registry.NOTEBOOKS.parent
+
+
+def page_params(p: registry.Page, profile: str, results_dir: str | Path) -> dict[str, Any]:
+    """A page's notebook defaults at `profile`, reading the stored results only."""
+    return {**registry.notebook_defaults(p.notebook), "profile": profile, "results_dir": str(results_dir),
+            "train_missing": False}
+
+
+def compute(profile: str, results_dir: str | Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Every claim's rows and every page's glued numbers ({stem: {glue key: value}}), recomputed from the
+    stored results with the notebooks' default parameters."""
+    rows, numbers = [], {}
+    for p in registry.PAGES:
+        result = p.page(**page_params(p, profile, results_dir))
+        rows += result.rows
+        numbers[p.stem] = {p.glue_prefix + k: _plain(v) for k, v in result.numbers.items()}
+    return rows, numbers
+
+
+def scoreboard(profile: str, results_dir: str | Path) -> list[dict[str, Any]]:
+    """Every claim's rows, recomputed from the stored results with the notebooks' default parameters."""
+    return compute(profile, results_dir)[0]
+
+
+def _plain(v: Any) -> Any:
+    """numpy scalars as Python numbers, for JSON."""
+    return v.item() if hasattr(v, "item") and not isinstance(v, str) else v
+
+
+def numbers_json(numbers: dict[str, dict[str, Any]]) -> str:
+    return json.dumps(numbers, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def to_csv(rows: list[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CLAIMS_CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m critwin_lib.claims",
+                                 description="write results/claims.csv from the stored results")
+    ap.add_argument("--profile", default="quick")
+    ap.add_argument("--results", type=Path, default=REPO / "results")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default: <results>/claims.csv (quick) or claims_<profile>.csv; '-' for stdout (then "
+                         "numbers.json is not written)")
+    args = ap.parse_args(argv)
+    rows, numbers = compute(args.profile, args.results)
+    text = to_csv(rows)
+    if str(args.out) == "-":
+        sys.stdout.write(text)
+        return 0
+    suffix = "" if args.profile == "quick" else f"_{args.profile}"
+    (args.out or args.results / f"claims{suffix}.csv").write_text(text)
+    (args.results / f"numbers{suffix}.json").write_text(numbers_json(numbers))
+    return 0

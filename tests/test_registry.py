@@ -1,0 +1,44 @@
+"""The registry: every page is declared once, planned without training, and bad parameters stop the plan."""
+
+import pytest
+
+from critwin_lib.claims import calibration, registry
+from critwin_lib.config import ConfigError
+
+
+def test_every_page_plans_its_runs_without_training(tmp_path):
+    for p in registry.PAGES:
+        params = {**registry.notebook_defaults(p.notebook), "profile": "smoke", "results_dir": str(tmp_path / "r")}
+        runs = registry.planned_runs(p.stem, params)
+        assert runs, p.stem
+    assert not (tmp_path / "r").exists()
+
+
+def test_claim_ids_and_pages():
+    ids = [c for p in registry.PAGES for c in p.claims]
+    assert ids == ["C1", "C2", "C3", "C4", "C4b", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13"]
+    assert [p.stem for p in registry.by_claims(["C4", "C1"])] == ["c01_critical_window", "c04_sharp_onset"]
+    with pytest.raises(ConfigError, match="^claims: unknown claim ids"):
+        registry.by_claims(["C99"])
+    with pytest.raises(ConfigError, match="^notebook:"):
+        registry.page("c99_nothing")
+
+
+def test_a_bad_parameter_stops_planning_with_its_name():
+    p = registry.page("c01_critical_window")
+    params = {**registry.notebook_defaults(p.notebook), "profile": "smoke", "window_start_frac": 0.9}
+    with pytest.raises(ConfigError, match="^window_start_frac:"):
+        registry.planned_runs(p.stem, params)
+
+
+def test_calibration_rule_needs_both_fates():
+    import pandas as pd
+
+    t = pd.DataFrame({"lambda": [0.0, 1.5, 3.0], "seeds": [4, 4, 4], "memorizing": [3, 0, 0], "reasoning": [0, 3, 1],
+                      "final_ood": [0.1, 0.7, 0.3], "t_mem": [3200.0, 3400.0, 3600.0]}).set_index("lambda")
+    v = calibration.protocol_check(t)
+    assert v.both_fates and v.best_lambda == 1.5 and v.t_mem_none == 3200.0
+    t.loc[1.5, "reasoning"] = 2  # half the seeds is not most of them
+    assert not calibration.protocol_check(t).both_fates
+    t.loc[0.0, "memorizing"] = 1
+    assert not calibration.protocol_check(t).none_memorizes
