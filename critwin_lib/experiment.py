@@ -145,6 +145,18 @@ def git_commit() -> str | None:
         return None
 
 
+def cpu_model() -> str:
+    """The CPU's model name and whether it has AVX-512 (Linux), else what platform knows: long runs reproduce
+    exactly only on the same kind of CPU."""
+    try:
+        info = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return platform.processor() or platform.machine()
+    name = next((ln.split(":", 1)[1].strip() for ln in info if ln.startswith("model name")), platform.machine())
+    flags = next((ln.split(":", 1)[1].split() for ln in info if ln.startswith("flags")), [])
+    return f"{name}, {'AVX-512' if 'avx512f' in flags else 'no AVX-512'}"
+
+
 def execute(cfg_dict: dict[str, Any], compile: bool | None = None, progress: bool = False
             ) -> tuple[dict[str, list], dict[str, Any]]:
     """Train one run (in this process, or on a Dask worker) and return (history columns, meta)."""
@@ -165,6 +177,7 @@ def execute(cfg_dict: dict[str, Any], compile: bool | None = None, progress: boo
         "torch": torch.__version__,
         "python": platform.python_version(),
         "host": platform.node(),
+        "cpu": cpu_model(),
         "pid": os.getpid(),
         **applied,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
