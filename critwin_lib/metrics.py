@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from critwin_lib.tasks import IGNORE, TaskData
-from critwin_lib.tasks.anchor import KEY_MAX, KEY_MIN, SHIFTS
+from critwin_lib.tasks.anchor import KEY_MAX, KEY_MIN, SHIFTS, composite_shift, trained_label_shift, training_pairs
 
 MEMORIZED_TRAIN_ACC = 0.99  # t_mem: first evaluated step with training accuracy above this
 ANSWER_SHIFTS = range(-20, 21)  # bins of the OOD answer histogram: answer − x (x − 10 is the composite)
@@ -122,6 +122,20 @@ def t_mem(history: pd.DataFrame, threshold: float = MEMORIZED_TRAIN_ACC) -> floa
     return first_step_above(history, "acc/train", threshold)
 
 
+UNTRAINED_SHIFTS = sorted(set(ANSWER_SHIFTS) - {trained_label_shift(p, "B") for p in training_pairs("B")}
+                          - {composite_shift(4, 3)})  # variant B: answers that neither reason nor recall a pair
+
+
+def other_rule(last: pd.Series) -> dict[str, float]:
+    """The most common answer shift to (4, 3) that is neither x − 10 nor a trained pair's shift, and its share,
+    at one evaluation (NaN for a run recorded before the answer histogram was)."""
+    cols = {s: f"{ANSWER_PREFIX}{s:+d}" for s in UNTRAINED_SHIFTS}
+    if not all(c in last.index for c in cols.values()):
+        return {"final_other_shift": float("nan"), "final_other_share": float("nan")}
+    shift = max(cols, key=lambda s: (float(last[cols[s]]), -abs(s)))
+    return {"final_other_shift": float(shift), "final_other_share": float(last[cols[shift]])}
+
+
 def summarize(history: pd.DataFrame) -> dict[str, float]:
     """The per-run numbers the claims use. Anchor task: final and max-over-training OOD accuracy, t_mem,
     fit. Other tasks: final and max accuracy of every split, t_mem and the final parameter norm."""
@@ -134,6 +148,7 @@ def summarize(history: pd.DataFrame) -> dict[str, float]:
             out[f"max_{split}"] = float(history[col].max())
         return {**out, "t_mem": t_mem(history), "final_param_norm": float(last["param_norm"])}
     return {
+        **other_rule(last),
         "final_ood": float(last["acc/test_ood"]),
         "max_ood": float(history["acc/test_ood"].max()),
         "final_id": float(last["acc/test_id"]),

@@ -390,3 +390,4 @@ def contrast_chart(contrasts: pd.DataFrame, order: list[str], title: str, group:
                              alt.Tooltip("lo:Q", format="+.3f"), alt.Tooltip("hi:Q", format="+.3f"), "n:Q"])
     zero = alt.Chart(pd.DataFrame({"y": [0.0]})).mark_rule(color="#555", strokeDash=[4, 3]).encode(y="y:Q")
     return (zero + bars + dots).properties(title=title, width=WIDTH, height=HEIGHT)
+

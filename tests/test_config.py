@@ -89,10 +89,10 @@ def test_a_run_without_weight_decay_is_the_same_under_every_protocol_of_its_lear
 @pytest.mark.parametrize(("params", "name"), [({"protocol_name": "fast"}, "protocol_name"),
                                               ({"window_lambda": -1.0}, "window_lambda")])
 def test_claim_parameters_name_the_bad_one(tmp_path, params, name):
-    from critwin_lib.claims import anchor_window
+    from critwin_lib.claims import window_placement
 
     kwargs = {"profile": "smoke", "n_seeds": 1, "gamma": 1.0, "window_start_frac": 0.375, "window_frac": 0.25,
               "window_lambda": 0.0, "slider_starts": [], "results_dir": str(tmp_path), **params}
     with pytest.raises(ConfigError, match=f"^{name}:"):
-        anchor_window.c01(**kwargs)
+        window_placement.c01(**kwargs)
     assert not any(tmp_path.iterdir())  # nothing trained

@@ -148,3 +148,51 @@ def test_c13_counts_the_metrics_whose_interval_agrees_with_the_predicted_sign():
 def test_every_rule_answers_with_a_verdict_of_the_four():
     outs = [rules.verdict_c01(0.5, 0.5, 0.1), rules.verdict_c09(False, 0), rules.verdict_c13(1)]
     assert set(outs) <= set(VERDICTS)
+
+
+# ------------------------------------------------------------------ parts, and the rules on fates (issue #9)
+@pytest.mark.parametrize("parts, verdict", [
+    ({"a": "holds", "b": "holds"}, "reproduced"),
+    ({"a": "holds", "b": "rejected"}, "partly reproduced"),
+    ({"a": "holds", "b": "rejected", "c": "undecided"}, "partly reproduced"),
+    ({"a": "rejected", "b": "undecided"}, "not reproduced"),
+    ({"a": "rejected"}, "not reproduced"),
+    ({"a": "holds", "b": "undecided"}, "inconclusive"),
+    ({"a": "undecided"}, "inconclusive"),
+])
+def test_parts_combine_into_the_four_verdicts(parts, verdict):
+    assert rules.combine(parts) == verdict
+
+
+def test_beats_and_matches_parts():
+    assert rules.part_beats(0.01, 0.9) == "holds" and rules.part_beats(0.9, 0.01) == "rejected"
+    assert rules.part_beats(0.05, 0.05) == "undecided"  # α is strict
+    assert rules.part_matches(-0.2, 0.24) == "holds" and rules.part_matches(-0.25, 0.1) == "undecided"
+    assert rules.part_matches(-0.6, -0.25) == "rejected" and rules.part_matches(0.3, 0.9) == "rejected"
+    assert rules.part_matches(math.nan, math.nan) == "undecided"
+
+
+def _seeds(k, n=16):
+    return pd.Series([True] * k + [False] * (n - k), index=range(n))
+
+
+def test_c1_on_fates():
+    from critwin_lib.claims.window_placement import decide_c1
+
+    assert decide_c1({"window": _seeds(15), "full": _seeds(15), "none": _seeds(0)})[0] == "reproduced"
+    v, parts = decide_c1({"window": _seeds(6), "full": _seeds(14), "none": _seeds(0)})
+    assert v == "partly reproduced" and parts["matches full"].state == "rejected"  # beats none, far below full
+    v, parts = decide_c1({"window": _seeds(1), "full": _seeds(3, 4), "none": _seeds(0, 4)})
+    assert v == "inconclusive"  # 4 seeds: nothing can be decided (the shipped C1 runs)
+    assert decide_c1({"window": _seeds(0), "full": _seeds(14), "none": _seeds(0)})[0] == "not reproduced"
+
+
+def test_c2_and_c3_on_fates():
+    from critwin_lib.claims.window_placement import decide_c2, decide_c3
+
+    assert decide_c2({"middle": _seeds(14), "early": _seeds(1)})[0] == "reproduced"
+    assert decide_c2({"middle": _seeds(1), "early": _seeds(14)})[0] == "not reproduced"
+    assert decide_c2({"middle": _seeds(8), "early": _seeds(6)})[0] == "inconclusive"
+    assert decide_c3({"early": _seeds(0), "late": _seeds(1), "none": _seeds(0)})[0] == "reproduced"
+    assert decide_c3({"early": _seeds(12), "late": _seeds(1), "none": _seeds(0)})[0] == "partly reproduced"
+    assert decide_c3({"early": _seeds(12), "late": _seeds(11), "none": _seeds(0)})[0] == "not reproduced"

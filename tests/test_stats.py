@@ -59,3 +59,22 @@ def test_bca_interval_needs_eight_seeds_and_covers_the_mean():
     lo, hi = stats.bca_ci(v)
     assert lo < v.mean() < hi and hi - lo < 0.2
     assert stats.bca_ci([1.0] * 8) == (1.0, 1.0)
+
+
+def test_tango_interval_has_its_closed_form_when_every_seed_agrees():
+    # b = c = 0: |T(Δ)| = sqrt(n|Δ| / (1 − |Δ|)), so the bound is z² / (n + z²)
+    z = 1.6448536269514722
+    d, lo, hi = stats.tango_ci(0, 0, 16, 0.90)
+    assert d == 0 and hi == pytest.approx(z * z / (16 + z * z), rel=1e-6) and lo == pytest.approx(-hi, rel=1e-6)
+    z = 1.959963984540054  # b = n: T(Δ) = sqrt(n(1 − Δ) / (1 + Δ)), so the lower bound is (n − z²) / (n + z²)
+    assert stats.tango_ci(16, 0, 16, 0.95)[1:] == pytest.approx(((16 - z * z) / (16 + z * z), 1.0), rel=1e-6)
+
+
+def test_tango_interval_covers_at_its_level():
+    rng = np.random.default_rng(0)
+    hits = 0
+    for _ in range(2000):
+        a, b = rng.random(20) < 0.6, rng.random(20) < 0.4
+        d, lo, hi = stats.paired_share_diff_ci(a, b, 0.95)
+        hits += lo <= 0.2 <= hi
+    assert 0.93 <= hits / 2000 <= 0.98

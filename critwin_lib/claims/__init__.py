@@ -4,7 +4,9 @@
     onsets        the onset sweep (C4, C4b, C5, C10 and the explorer read it)
     rules         every verdict rule, as a pure function
     calibration   the calibration page (no claim)
-    anchor_window C1, C2/C3, C4, C4b
+    fates         fate counts, paired comparisons over seeds, the power of a design
+    window_placement  C1, C2/C3
+    window_onset  C4, C4b
     init_scale    C5, C6/C7 and the explorer's grid
     rates         C10
     instrumentation  C13

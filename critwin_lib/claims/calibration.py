@@ -11,8 +11,19 @@ from typing import Any
 import pandas as pd
 
 from critwin_lib import config, protocol, stats
+from critwin_lib.claims import core
 from critwin_lib.claims.core import ClaimResult, Design, condition_table, fetch
 from critwin_lib.sizes import get_profile
+
+MEMORIZED_OOD = 0.25  # this page's rule, fixed before its runs: memorizes = fitted and final OOD below this
+
+
+def _with_rule(table: pd.DataFrame, runs: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """`table` with `memorizes`: the seeds that memorize by this page's rule (training accuracy ≥ 0.99 and final
+    OOD < 0.25), which it keeps although the fates of the other pages read the OOD answers (setup page)."""
+    rule = runs.assign(memorizes=(runs["final_train"] >= core.FITTED_TRAIN) & (runs["final_ood"] < MEMORIZED_OOD))
+    counts = rule.groupby(by, sort=False, dropna=False)["memorizes"].sum().astype(int).reset_index()
+    return table.merge(counts, on=by, how="left")
 
 
 def c00_design(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: list) -> Design:
@@ -53,9 +64,9 @@ class CalibrationResult(ClaimResult):
 
 
 def protocol_check(t: pd.DataFrame) -> ProtocolCheck:
-    """The rule on one protocol's table (indexed by λ): most none seeds memorize, and at the full-run λ with
-    the most reasoning seeds (ties: higher OOD) most seeds reason."""
-    none_ok = 0.0 in t.index and t.loc[0.0, "memorizing"] >= t.loc[0.0, "seeds"] / 2
+    """The rule on one protocol's table (indexed by λ; `memorizes` by this page's rule): most none seeds memorize,
+    and at the full-run λ with the most reasoning seeds (ties: higher OOD) most seeds reason."""
+    none_ok = 0.0 in t.index and t.loc[0.0, "memorizes"] >= t.loc[0.0, "seeds"] / 2
     best = t.drop(index=0.0, errors="ignore").sort_values(["reasoning", "final_ood"], ascending=False)
     full_ok = len(best) > 0 and best["reasoning"].iloc[0] > best["seeds"].iloc[0] / 2
     return ProtocolCheck(bool(none_ok), bool(full_ok), float(best.index[0]) if len(best) else math.nan,
@@ -70,10 +81,11 @@ def c00(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     is_check = per_run["protocol"].isna() if "gamma" in per_run else pd.Series(False, index=per_run.index)
     init_runs, per_run = per_run[is_check], per_run[~is_check]
     history = history[history["protocol"].notna()] if "gamma" in history else history
-    init_table = condition_table(init_runs, ["gamma"]) if len(init_runs) else pd.DataFrame()
+    init_table = _with_rule(condition_table(init_runs, ["gamma"]), init_runs, ["gamma"]) if len(init_runs) \
+        else pd.DataFrame()
     if len(init_table):
         init_table.insert(1, "init std", init_table["gamma"] * protocol.SIGMA0)
-    table = condition_table(per_run, ["protocol", "lambda"])
+    table = _with_rule(condition_table(per_run, ["protocol", "lambda"]), per_run, ["protocol", "lambda"])
     table["t_mem_frac"] = table["t_mem"] / P.steps
     numbers = {"profile": P.name, "seeds": len(d.seeds), "steps": P.steps, "sigma0": protocol.SIGMA0,
                "gamma": float(params["gamma"])}
@@ -97,5 +109,5 @@ def c00(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     curves["condition"] = [("none" if lam == 0 else f"full λ = {lam:g}") for lam in curves["lambda"]]
     for _, r in init_table.iterrows():
         numbers[f"init_ood_{r['gamma']:g}"] = float(r["final_ood"])
-        numbers[f"init_memorizing_{r['gamma']:g}"] = int(r["memorizing"])
+        numbers[f"init_memorizing_{r['gamma']:g}"] = int(r["memorizes"])
     return CalibrationResult([], numbers, d.summary, history, per_run, table, curves, init_table, verdicts)

@@ -71,29 +71,31 @@ def fetch(specs: list[Spec], results_dir: str, train_missing: bool, workers: int
     return experiment.frame(sw.results, labels), per_run
 
 
-def fate(row: pd.Series | dict) -> str:
-    """One run's outcome: reasoning (final OOD > 0.5), memorizing (train fitted, OOD < 0.25),
-    collapsed (training accuracy < 0.5 at the end) or other."""
-    if row["final_train"] < 0.5:
-        return "collapsed"
-    if row["final_ood"] > SUCCESS_OOD:
+FITTED_TRAIN = 0.99  # the training set counts as fitted from this training accuracy (as t_mem)
+MOST = 0.5  # "most OOD answers": more than half of them
+FATES = ("reasoning", "memorizing", "other rule", "not fitted")
+
+
+def fate(row: pd.Series | dict, ood: str = "final_ood") -> str:
+    """One run's outcome, read from its final evaluation (setup page): *reasoning* when its OOD accuracy on
+    (4, 3) (column `ood`) is above 0.5; otherwise *not fitted* when training accuracy ended below 0.99;
+    otherwise *memorizing* when most OOD answers are a trained pair's shift, and *other rule* when they are not
+    (the run answers with some other shift; `final_other_shift` records the most common one)."""
+    if row[ood] > SUCCESS_OOD:
         return "reasoning"
-    if row["final_ood"] < MEMORIZED_OOD and row["final_train"] >= 0.99:
-        return "memorizing"
-    return "other"
+    if row["final_train"] < FITTED_TRAIN:
+        return "not fitted"
+    return "memorizing" if row["final_trained_shift"] > MOST else "other rule"
 
 
 def condition_table(per_run: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Per condition: final OOD (mean, bootstrap interval), mean max OOD, seeds reasoning / memorizing /
-    collapsed, and mean t_mem."""
+    """Per condition: final OOD (mean, bootstrap interval), mean max OOD, the seeds of each fate, and mean t_mem."""
     t = stats.mean_ci(per_run, by, "final_ood").rename(columns={"mean": "final_ood", "lo": "ood_lo",
                                                                  "hi": "ood_hi", "n": "seeds"})
     g = per_run.groupby(by, sort=False, dropna=False)
     extra = pd.DataFrame({
         "max_ood": g["max_ood"].mean(),
-        "reasoning": g["fate"].apply(lambda f: int((f == "reasoning").sum())),
-        "memorizing": g["fate"].apply(lambda f: int((f == "memorizing").sum())),
-        "collapsed": g["fate"].apply(lambda f: int((f == "collapsed").sum())),
+        **{name.replace(" ", "_"): g["fate"].apply(lambda f, n=name: int((f == n).sum())) for name in FATES},
         "trained_shift": g["final_trained_shift"].mean(),
         "t_mem": g["t_mem"].mean(),
     }).reset_index()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from critwin_lib import config, edges, protocol, stats
@@ -164,3 +165,53 @@ def edge_numbers(edges_df: pd.DataFrame) -> dict[str, float]:
         out.update({f"edge_{tag(r['gamma'])}": r["edge"], f"edge_pm_{tag(r['gamma'])}": r["edge_pm"],
                     f"t_mem_{tag(r['gamma'])}": r["t_mem"]})
     return out
+
+
+# ------------------------------------------------------------------ the edge of the reasoning share (issue #9)
+EDGE_LEVEL = 0.5  # the onset edge: where half the seeds come to reason as the onset moves later
+N_BOOT_EDGE = 2000
+
+
+def first_rise(onsets: np.ndarray, shares: np.ndarray, level: float) -> float:
+    """The first onset where the share rises through `level` (linear between neighbouring onsets); NaN if never."""
+    for i in range(len(onsets) - 1):
+        if shares[i] < level <= shares[i + 1]:
+            return float(onsets[i] + (level - shares[i]) / (shares[i + 1] - shares[i]) * (onsets[i + 1] - onsets[i]))
+    return math.nan
+
+
+@dataclass
+class ShareEdge:
+    """The onset edge of the reasoning share and its bootstrap over seeds (a seed keeps its runs at every
+    onset): the edge on the data, the 95 % percentile interval of the edges found, and how often a resample
+    has one at all."""
+
+    level: float
+    edge: float
+    lo: float
+    hi: float
+    found: float
+    shares: pd.Series  # reasoning share per onset
+
+    def text(self) -> str:
+        if math.isnan(self.edge):
+            return (f"no onset where the reasoning share rises through {self.level:g} ({self.found:.0%} of "
+                    f"resamples over seeds have one)")
+        return (f"the reasoning share rises through {self.level:g} at onset {self.edge:.0f} (95 % bootstrap "
+                f"interval {self.lo:.0f}–{self.hi:.0f}; an edge in {self.found:.0%} of resamples over seeds)")
+
+
+def share_edge(per_run: pd.DataFrame, level: float = EDGE_LEVEL, n_boot: int = N_BOOT_EDGE, seed: int = 0
+               ) -> ShareEdge:
+    """`per_run`: window runs with onset, seed and fate; seeds missing at some onset are left out."""
+    wide = per_run.assign(r=per_run["fate"] == "reasoning").pivot_table(
+        index="seed", columns="onset", values="r", aggfunc="first").dropna().astype(float)
+    grid = wide.columns.to_numpy(float)
+    shares = wide.mean()
+    edge = first_rise(grid, shares.to_numpy(), level)
+    rng = np.random.default_rng(seed)
+    boot = wide.to_numpy()[rng.integers(0, len(wide), (n_boot, len(wide)))].mean(axis=1)
+    found = np.array([first_rise(grid, row, level) for row in boot])
+    ok = found[~np.isnan(found)]
+    lo, hi = (float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975))) if len(ok) else (math.nan, math.nan)
+    return ShareEdge(level, edge, lo, hi, float(len(ok) / n_boot), shares)

@@ -13,13 +13,14 @@ from typing import Any
 
 from critwin_lib import config
 from critwin_lib.claims import (
-    anchor_window,
     calibration,
     init_scale,
     instrumentation,
     rates,
     robustness,
     specificity,
+    window_onset,
+    window_placement,
 )
 from critwin_lib.claims.core import RUNTIME_PARAMS, ClaimResult, Design
 
@@ -48,10 +49,10 @@ class Page:
 
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
-    Page("c01_critical_window", ("C1",), anchor_window.c01_design, anchor_window.c01),
-    Page("c02_c03_budget_placement", ("C2", "C3"), anchor_window.c02_c03_design, anchor_window.c02_c03),
-    Page("c04_sharp_onset", ("C4",), anchor_window.c04_design, anchor_window.c04),
-    Page("c04b_window_vs_fitting", ("C4b",), anchor_window.c04b_design, anchor_window.c04b),
+    Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01),
+    Page("c02_c03_budget_placement", ("C2", "C3"), window_placement.c02_c03_design, window_placement.c02_c03),
+    Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04),
+    Page("c04b_window_vs_fitting", ("C4b",), window_onset.c04b_design, window_onset.c04b),
     Page("c05_init_scale_window", ("C5",), init_scale.c05_design, init_scale.c05),
     Page("c06_c07_basin", ("C6", "C7"), init_scale.c06_c07_design, init_scale.c06_c07),
     Page("c08_grokking", ("C8",), specificity.c08_design, specificity.c08),

@@ -26,8 +26,48 @@ C10_FLAT = 0.5  # C10: Θ(1) in γ when the exponent's interval lies within ± t
 C13_AGREE = 3  # C13: metrics whose interval agrees with the predicted sign, for "reproduced"
 
 
+# ---------------------------------------------------------------------- parts of a claim, on fates over seeds
+# A claim is split into parts (C1: "the window beats no weight decay", "the window matches full-run weight
+# decay"); each part holds, is rejected, or is undecided by the seeds, and `combine` turns the parts into one
+# of the four verdicts (spec/statistics.md).
+HOLDS, REJECTED, UNDECIDED = "holds", "rejected", "undecided"
+ALPHA = 0.05
+MARGIN = 0.25  # equivalence margin on a difference of fate shares ("matches", "at chance as")
+
+
+def part_beats(p_greater: float, p_less: float, alpha: float = ALPHA) -> str:
+    """"A beats B" from two one-sided tests over seeds: holds when A > B at α, rejected when B > A at α."""
+    if p_greater < alpha:
+        return HOLDS
+    return REJECTED if p_less < alpha else UNDECIDED
+
+
+def part_matches(lo: float, hi: float, margin: float = MARGIN) -> str:
+    """"A matches B" by two one-sided tests (TOST) on the 90 % interval [lo, hi] of the difference of shares:
+    holds when it lies inside ± margin, rejected when it lies entirely outside, undecided otherwise."""
+    if math.isnan(lo) or math.isnan(hi):
+        return UNDECIDED
+    if -margin < lo and hi < margin:
+        return HOLDS
+    return REJECTED if hi <= -margin or lo >= margin else UNDECIDED
+
+
+def combine(parts: dict[str, str]) -> str:
+    """Every part holds: reproduced; some hold and some are rejected: partly reproduced; some are rejected and
+    none holds: not reproduced; anything else (a part the seeds cannot decide): inconclusive."""
+    states = set(parts.values())
+    if states == {HOLDS}:
+        return "reproduced"
+    if HOLDS in states and REJECTED in states:
+        return "partly reproduced"
+    if REJECTED in states and HOLDS not in states:
+        return "not reproduced"
+    return "inconclusive"
+
+
+# ------------------------------------------------------------------------ the rules on mean OOD (before #9)
 def verdict_c01(W: float, F: float, N: float) -> str:
-    """C1: window W matches full-run F (W ≥ F − 0.10) and works (W ≥ N + 0.25)."""
+    """C1 (the rule before fates): window W matches full-run F (W ≥ F − 0.10) and works (W ≥ N + 0.25)."""
     if W >= F - MATCHES and W >= N + WORKS:
         return "reproduced"
     if W >= N + WORKS:

@@ -1,0 +1,189 @@
+"""Deciding a claim on fates over seeds (spec/statistics.md): how many seeds reach each fate per condition
+(with exact intervals), whether one condition beats or matches another on the same seeds, and the power
+of a design against the paper's effect.
+
+A run's fate is `core.fate`; "reasoning" is the fate the claims count. Conditions of one page share their
+seeds (same init, same batch order), so comparisons are paired by seed: exact McNemar tests for "beats"
+and Tango's score interval of the difference of shares for "matches" (TOST at 90 %).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from critwin_lib import stats
+from critwin_lib.claims import rules
+from critwin_lib.claims.core import FATES, fate
+
+POWER_DRAWS = 10_000
+METRICS = {"final": "final_ood", "max over training": "max_ood", "when the window closes": "close_ood"}
+CHANCE_OOD = 0.15  # the paper's chance level on (4, 3)
+
+
+def paper_share(mean_ood: float, chance: float = CHANCE_OOD) -> float:
+    """The share of reasoning seeds a paper's mean OOD accuracy implies when seeds are bimodal (a seed reasons,
+    OOD ≈ 1, or sits at chance): (mean − chance) / (1 − chance), within [0, 1]."""
+    return min(1.0, max(0.0, (mean_ood - chance) / (1 - chance)))
+
+
+def with_fates(per_run: pd.DataFrame, ood: str = "final_ood") -> pd.DataFrame:
+    """`per_run` with a `fate` column read from the OOD accuracy column `ood` (final, max, at window close)."""
+    return per_run.assign(fate=[fate(r, ood) for _, r in per_run.iterrows()])
+
+
+def reasons(per_run: pd.DataFrame, mask: pd.Series) -> pd.Series:
+    """Per seed (the index), whether the run of the selected condition reasons."""
+    sel = per_run[mask]
+    return pd.Series((sel["fate"] == "reasoning").to_numpy(), index=sel["seed"].to_numpy()).sort_index()
+
+
+def share_table(per_run: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per condition: seeds, seeds of each fate, the share that reasons with its exact (Clopper–Pearson) 95 %
+    interval, and the mean OOD accuracy with a BCa interval (NaN below 8 seeds)."""
+    rows = []
+    for keys, g in per_run.groupby(by, sort=False, dropna=False):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        n, k = len(g), int((g["fate"] == "reasoning").sum())
+        lo, hi = stats.binomial_ci(k, n)
+        m_lo, m_hi = stats.bca_ci(g["final_ood"].to_numpy())
+        rows.append({**dict(zip(by, keys, strict=True)), "seeds": n,
+                     **{f.replace(" ", "_"): int((g["fate"] == f).sum()) for f in FATES},
+                     "share": k / n if n else float("nan"), "share_lo": lo, "share_hi": hi,
+                     "final_ood": float(g["final_ood"].mean()), "ood_lo": m_lo, "ood_hi": m_hi})
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class Comparison:
+    """One part of a claim: `a` beats or matches `b` on the seeds they share."""
+
+    part: str  # what the part says, e.g. "window beats none"
+    test: str  # "beats" (exact McNemar) or "matches" (TOST on Tango's 90 % interval, margin ± rules.MARGIN)
+    n: int
+    k_a: int
+    k_b: int
+    diff: float  # share(a) − share(b)
+    lo: float  # its interval: 95 % for "beats", 90 % for "matches"
+    hi: float
+    p: float  # beats: one-sided p that a > b; matches: the larger of the two one-sided TOST p-values (approx.)
+    state: str  # rules.HOLDS, REJECTED or UNDECIDED
+
+    def text(self) -> str:
+        ci = f"{90 if self.test == 'matches' else 95} % interval [{self.lo:+.2f}, {self.hi:+.2f}]"
+        test = f"one-sided exact McNemar p {self.p:.3f}" if self.test == "beats" else f"margin ± {rules.MARGIN:g}"
+        return (f"{self.part}: {self.k_a}/{self.n} vs {self.k_b}/{self.n} seeds, difference {self.diff:+.2f}, {ci}, "
+                f"{test} → {self.state}")
+
+
+Seeds = pd.Series | np.ndarray  # per seed, whether the run reasons (arrays: already aligned by seed)
+
+
+def _aligned(a: Seeds, b: Seeds) -> tuple[np.ndarray, np.ndarray]:
+    """The two conditions on the seeds they share."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a, b
+    common = a.index.intersection(b.index)
+    return a.loc[common].to_numpy(bool), b.loc[common].to_numpy(bool)
+
+
+@functools.lru_cache(maxsize=65536)
+def _beats(b: int, c: int, n: int) -> tuple[float, float, float, float, float]:
+    p_more, p_less = stats.mcnemar_exact(b, c, "greater"), stats.mcnemar_exact(b, c, "less")
+    d, lo, hi = stats.tango_ci(b, c, n, stats.LEVEL)
+    return p_more, p_less, d, lo, hi
+
+
+def beats(part: str, a: Seeds, b: Seeds) -> Comparison:
+    """"a beats b": a reasons on more seeds than b, paired by seed (exact McNemar, one-sided, α = 0.05)."""
+    x, y = _aligned(a, b)
+    n, bb, cc = len(x), int((x & ~y).sum()), int((~x & y).sum())
+    p_more, p_less, d, lo, hi = _beats(bb, cc, n)
+    return Comparison(part, "beats", n, int(x.sum()), int(y.sum()), d, lo, hi, p_more,
+                      rules.part_beats(p_more, p_less))
+
+
+def matches(part: str, a: Seeds, b: Seeds, margin: float = rules.MARGIN) -> Comparison:
+    """"a matches b": the 90 % interval of the difference of shares lies within ± margin (TOST, paired)."""
+    x, y = _aligned(a, b)
+    n, bb, cc = len(x), int((x & ~y).sum()), int((~x & y).sum())
+    d, lo, hi = stats.tango_ci(bb, cc, n, 0.90)
+    return Comparison(part, "matches", n, int(x.sum()), int(y.sum()), d, lo, hi, float("nan"),
+                      rules.part_matches(lo, hi, margin))
+
+
+def power(decide: Callable[[dict[str, Seeds]], str], shares: dict[str, float], n: int,
+          draws: int = POWER_DRAWS, seed: int = 0) -> float:
+    """The chance that `decide` (a page's rule on per-seed reasoning, by condition) says "reproduced" when each
+    condition's seeds reason independently with the paper's share: the power of n seeds per condition."""
+    rng = np.random.default_rng(seed)
+    draw = {c: rng.random((draws, n)) < p for c, p in shares.items()}
+    return sum(decide({c: v[i] for c, v in draw.items()}) == "reproduced" for i in range(draws)) / draws
+
+
+def seeds_for_power(decide: Callable[[dict[str, Seeds]], str], shares: dict[str, float], target: float = 0.8,
+                    candidates: tuple[int, ...] = (8, 12, 16, 24, 32, 48, 64), draws: int = 2000) -> float:
+    """The fewest seeds per condition among `candidates` at which the design reaches `target` power (NaN: none)."""
+    return next((float(n) for n in candidates if power(decide, shares, n, draws) >= target), math.nan)
+
+
+Decide = Callable[[dict[str, Seeds]], tuple[str, dict[str, Comparison]]]
+
+
+def ood_at(history: pd.DataFrame, per_run: pd.DataFrame, steps: list[int]) -> list[float]:
+    """Each run's OOD accuracy at the first evaluation at or after its step in `steps` (e.g. when its window
+    closes); NaN past the end."""
+    h = history.drop_duplicates(["key", "step"])[["key", "step", "acc/test_ood"]].sort_values("step")
+    want = pd.DataFrame({"key": per_run["key"].to_numpy(), "step": steps, "i": range(len(per_run))})
+    got = pd.merge_asof(want.sort_values("step"), h, on="step", by="key", direction="forward")
+    return got.sort_values("i")["acc/test_ood"].astype(float).tolist()
+
+
+def sensitivity(per_run: pd.DataFrame, main: str, select: Callable[[pd.DataFrame], dict[str, pd.Series]],
+                decide: Decide, onsets: dict[Any, Callable[[pd.DataFrame], dict[str, pd.Series]]] | None = None
+                ) -> pd.DataFrame:
+    """The verdict the same rule gives under each protocol × metric, and (page's protocol, final OOD) under
+    each alternative selection in `onsets` ({label: select})."""
+    rows = []
+    for proto in per_run["protocol"].unique():
+        for metric, col in METRICS.items():
+            runs = with_fates(per_run[per_run["protocol"] == proto], col)
+            verdict, parts = decide(select(runs))
+            rows.append({"protocol": proto, "metric": metric, "onset": "as the claim", "seeds": _seeds(parts),
+                         "verdict": verdict, "parts": "; ".join(f"{k}: {c.state}" for k, c in parts.items())})
+    for label, sel in (onsets or {}).items():
+        runs = with_fates(per_run[per_run["protocol"] == main])
+        verdict, parts = decide(sel(runs))
+        rows.append({"protocol": main, "metric": "final", "onset": label, "seeds": _seeds(parts),
+                     "verdict": verdict, "parts": "; ".join(f"{k}: {c.state}" for k, c in parts.items())})
+    return pd.DataFrame(rows)
+
+
+def _seeds(parts: dict[str, Comparison]) -> int:
+    return min(c.n for c in parts.values()) if parts else 0
+
+
+def headline(table: pd.DataFrame, verdict: str) -> str:
+    """Whether the headline verdict holds across the sensitivity table, or where it flips."""
+    flips = table[table["verdict"] != verdict]
+    if flips.empty:
+        return f"the verdict holds across all {len(table)} rows of the sensitivity table"
+    where = "; ".join(f"{r.protocol}, {r.metric}, onset {r.onset}: {r.verdict}" for r in flips.itertuples())
+    return f"the verdict flips in {len(flips)} of {len(table)} rows ({where})"
+
+
+def part_numbers(prefix: str, parts: dict[str, Comparison]) -> dict[str, Any]:
+    out = {}
+    for key, c in parts.items():
+        tag = f"{prefix}{key.replace(' ', '_')}"
+        out.update({f"{tag}_state": c.state, f"{tag}_diff": c.diff, f"{tag}_lo": c.lo, f"{tag}_hi": c.hi,
+                    f"{tag}_p": c.p, f"{tag}_text": c.text()})
+    return out
+
+

@@ -1,0 +1,327 @@
+"""The window-placement claims, decided on fates over seeds: does weight decay in one 25 % window match
+weight decay over the whole run (C1), and, at equal budget, does the middle placement beat the early one
+(C2) while early and late placements stay at chance, as no weight decay (C3)?
+
+Each page states its rule as parts (fates.beats, fates.matches) combined by `rules.combine`, shows the power
+of its design against the paper's effect, a sensitivity table (protocol × metric × onset) and the verdict
+the rule used before fates (`rules.verdict_c01`, ...) gives on the same runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from critwin_lib import checks, config, protocol, schedules, stats
+from critwin_lib.claims import core, fates, rules
+from critwin_lib.claims.core import ClaimResult, Design, fetch, score_row
+from critwin_lib.sizes import Size, get_profile
+
+PAPER_C1 = {"window": fates.paper_share(0.93), "full": fates.paper_share(0.91), "none": fates.paper_share(0.15)}
+PAPER_C2 = {"middle": fates.paper_share(0.93), "early": fates.paper_share(0.15)}  # 5-9x: early at chance
+PAPER_C3 = {"early": fates.paper_share(0.15), "late": fates.paper_share(0.15), "none": fates.paper_share(0.15)}
+
+def decide_c1(r: dict[str, pd.Series]) -> tuple[str, dict[str, fates.Comparison]]:
+    """C1: the window beats no weight decay and matches full-run weight decay at equal budget."""
+    parts = {"beats none": fates.beats("window beats none", r["window"], r["none"]),
+             "matches full": fates.matches("window matches full (equal budget)", r["window"], r["full"])}
+    return rules.combine({k: c.state for k, c in parts.items()}), parts
+
+
+def decide_c2(r: dict[str, pd.Series]) -> tuple[str, dict[str, fates.Comparison]]:
+    """C2: at equal budget the middle window beats the early one."""
+    parts = {"middle beats early": fates.beats("middle beats early", r["middle"], r["early"])}
+    return rules.combine({k: c.state for k, c in parts.items()}), parts
+
+
+def decide_c3(r: dict[str, pd.Series]) -> tuple[str, dict[str, fates.Comparison]]:
+    """C3: early and late windows each match no weight decay (stay at chance)."""
+    parts = {name: fates.matches(f"{name} matches none", r[name], r["none"]) for name in ("early", "late")
+             if name in r}
+    return rules.combine({k: c.state for k, c in parts.items()}), parts
+
+
+@dataclass
+class PlacementDesign(Design):
+    """The runs of a placement page under its protocol and under the alternative one of the sensitivity table."""
+
+    conditions: dict[str, dict[tuple[str, float], config.WDSchedule]]  # protocol → (condition, start) → λ(t)
+    close: dict[str, int | None]  # condition → the step its window closes (None: its own window's end)
+    steps: int
+    budget: float
+    window_lambda: float
+    protocols: list[str]
+
+
+def _design(P: Size, seeds: dict[str, list[int]], gamma: float, conditions: dict[str, dict], summary: str,
+            close: dict[str, int | None], budget: float, lam: float, onset_seeds: list[int]) -> PlacementDesign:
+    specs = []
+    for proto, conds in conditions.items():
+        for (name, start), wd in conds.items():
+            cell_seeds = onset_seeds if name == "onset" else seeds[proto]
+            specs += [({"protocol": proto, "condition": name, "window_start": start, "seed": s},
+                       protocol.anchor_run(P, s, wd, gamma=gamma, protocol=proto)) for s in cell_seeds]
+    return PlacementDesign(specs, summary, seeds[next(iter(conditions))], conditions, close, P.steps, budget, lam,
+                           list(conditions))
+
+
+def _protocols(protocol_name: str, alt_protocol: str, alt_window_lambda: float, window_lambda: float
+               ) -> dict[str, float]:
+    """{protocol: its in-window λ} for the page's protocol and the sensitivity table's alternative (if any)."""
+    out = {protocol_name: core.window_lambda(protocol_name, window_lambda)}
+    if alt_protocol:
+        protocol.get_protocol(alt_protocol, "alt_protocol")
+        out[alt_protocol] = core.window_lambda(alt_protocol, alt_window_lambda)
+    return out
+
+
+def _close_steps(per_run: pd.DataFrame, close: dict[str, int | None], default: int, length: int) -> list[int]:
+    """The step each run's window closes: `close[condition]` (None: the run's own window, `window_start +
+    length`); conditions not in `close` (no window) at `default`."""
+    out = []
+    for cond, start in zip(per_run["condition"], per_run["window_start"], strict=True):
+        c = close.get(cond, default)
+        out.append(int(start) + length if c is None else int(c))
+    return out
+
+
+def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, window_frac: float,
+               window_lambda: float, slider_starts: list, onset_seeds: int = 0, alt_protocol: str = "",
+               alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
+               protocol_name: str = protocol.DEFAULT_PROTOCOL) -> PlacementDesign:
+    """C1's runs: none, full-run weight decay at equal budget and at equal λ and the 25 % window at the C1 start
+    (n_seeds), the same window at every slider start (onset_seeds), and the C1 conditions under
+    `alt_protocol` (alt_n_seeds) for the sensitivity table. Every parameter is checked first."""
+    P = get_profile(profile)
+    lams = _protocols(protocol_name, alt_protocol, alt_window_lambda, window_lambda)
+    seeds = {protocol_name: P.seeds(n_seeds)}
+    if alt_protocol:
+        seeds[alt_protocol] = P.seeds(alt_n_seeds)
+    onset = P.seeds(onset_seeds)
+    checks.onset_fracs(list(slider_starts) or [window_start_frac], window_frac, "slider_starts")
+    conditions, budget = {}, math.nan
+    for proto, lam in lams.items():
+        c1 = protocol.window(P, window_start_frac, window_frac, lam)
+        b = schedules.budget(c1, P.steps)
+        budget = b if proto == protocol_name else budget
+        conds = {("none", math.nan): config.WDSchedule.none(),
+                 ("full, equal budget", math.nan): protocol.full_run(b / P.steps),
+                 ("full, equal λ", math.nan): protocol.full_run(lam), ("window", float(c1.windows[0][0])): c1}
+        if proto == protocol_name:
+            for f in slider_starts:
+                wd = protocol.window(P, f, window_frac, lam)
+                if float(wd.windows[0][0]) != float(c1.windows[0][0]):
+                    conds[("onset", float(wd.windows[0][0]))] = wd
+        conditions[proto] = conds
+    c1_start, c1_end = protocol.window_steps(P, window_start_frac, window_frac)
+    close = {"window": c1_end, "onset": None}
+    summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds[protocol_name])} seeds "
+               f"(the slider's other starts: {len(onset)}); C1 window [{c1_start}, {c1_end}) at λ = "
+               f"{lams[protocol_name]:g}, budget Σλ = {budget:g}"
+               + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else ""))
+    return _design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], onset)
+
+
+@dataclass
+class C1Result(ClaimResult):
+    history: pd.DataFrame
+    per_run: pd.DataFrame
+    table: pd.DataFrame
+    parts: dict[str, fates.Comparison]
+    sensitivity: pd.DataFrame
+    curves: pd.DataFrame
+    schedules: pd.DataFrame
+    c1_start: int
+    steps: int
+
+
+def _c1_select(start: float | None = None) -> Callable[[pd.DataFrame], dict[str, pd.Series]]:
+    """The C1 comparison's runs: the C1 window (or the slider's window at `start`), full at equal budget, none."""
+    def select(runs: pd.DataFrame) -> dict[str, pd.Series]:
+        cond = runs["condition"]
+        at = (cond == "window") if start is None else ((cond == "onset") & (runs["window_start"] == start))
+        return {"window": fates.reasons(runs, at),
+                "full": fates.reasons(runs, cond == "full, equal budget"), "none": fates.reasons(runs, cond == "none")}
+    return select
+
+
+def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> C1Result:
+    """C1: none vs full-run weight decay (equal budget, equal λ) vs one 25 % window, decided on fates over seeds.
+    `params` are the notebook's (see `c01_design`)."""
+    d = c01_design(**params)
+    main = params.get("protocol_name", protocol.DEFAULT_PROTOCOL)
+    length = protocol.window_steps(get_profile(params["profile"]), 0.0, params["window_frac"])[1]
+    history, per_run = fetch(d.specs, results_dir, train_missing, workers)
+    per_run["close_ood"] = fates.ood_at(history, per_run, _close_steps(per_run, d.close, d.close["window"], length))
+    c1_start = next(s for (name, s) in d.conditions[main] if name == "window")
+    runs = per_run[per_run["protocol"] == main]
+    verdict, parts = decide_c1(_c1_select()(runs))
+    c1_runs = runs[runs["condition"] != "onset"]
+    order = ["none", "window", "full, equal budget", "full, equal λ"]
+    table = fates.share_table(c1_runs, ["condition"]).set_index("condition").loc[order].join(
+        c1_runs.groupby("condition")[["max_ood", "close_ood", "final_trained_shift", "t_mem"]].mean()).reset_index()
+    starts = sorted(runs.loc[runs["condition"] == "onset", "window_start"].unique().tolist() + [c1_start])
+    onsets = {int(s): _c1_select(None if s == c1_start else s) for s in starts}
+    sens = fates.sensitivity(per_run, main, _c1_select(), decide_c1, onsets if len(onsets) > 1 else None)
+    t = table.set_index("condition")
+    W, F, N = (float(t.loc[c, "final_ood"]) for c in ("window", "full, equal budget", "none"))
+    n = len(d.seeds)
+    pw = fates.power(lambda r: decide_c1(r)[0], PAPER_C1, n)
+    numbers = {"verdict": verdict, "profile": params["profile"], "seeds": n, "gamma": float(params["gamma"]),
+               "protocol": main, "window_lambda": d.window_lambda, "full_lambda": d.budget / d.steps,
+               "power": pw, "seeds_for_80": fates.seeds_for_power(lambda r: decide_c1(r)[0], PAPER_C1),
+               "old_rule_verdict": rules.verdict_c01(W, F, N), "headline": fates.headline(sens, verdict),
+               **fates.part_numbers("", parts)}
+    for c in order:
+        key = {"none": "none", "window": "window", "full, equal budget": "full", "full, equal λ": "full_lambda"}[c]
+        numbers.update({f"k_{key}": int(t.loc[c, "reasoning"]), f"share_{key}": float(t.loc[c, "share"]),
+                        f"share_{key}_lo": float(t.loc[c, "share_lo"]), f"share_{key}_hi": float(t.loc[c, "share_hi"]),
+                        f"ood_{key}": float(t.loc[c, "final_ood"]), f"max_{key}": float(t.loc[c, "max_ood"]),
+                        f"close_{key}": float(t.loc[c, "close_ood"])})
+    ours = (f"reasoning seeds: window {numbers['k_window']}/{n}, full {numbers['k_full']}/{n} (equal budget), "
+            f"{numbers['k_full_lambda']}/{n} (equal λ), none {numbers['k_none']}/{n}; window − full "
+            f"{parts['matches full'].diff:+.2f} [{parts['matches full'].lo:+.2f}, {parts['matches full'].hi:+.2f}] "
+            f"(90 %, margin ± {rules.MARGIN:g}); window vs none McNemar p {parts['beats none'].p:.3f}; "
+            f"mean OOD window {W:.2f}, full {F:.2f}, none {N:.2f}")
+    row = score_row("C1", "WD in one 25% window matches WD over the whole run", "OOD 0.93 (window) vs 0.91 (full)",
+                    ours, params["profile"], n, verdict)
+    main_hist = history[history["protocol"] == main].copy()
+    main_hist.loc[main_hist["condition"] == "onset", "condition"] = "window"
+    curves = stats.mean_ci(main_hist, ["condition", "window_start", "step"], "acc/test_ood")
+    sched = pd.concat([schedules.schedule_frame({("window" if name == "onset" else name): wd}, d.steps)
+                       .assign(window_start=start) for (name, start), wd in d.conditions[main].items()],
+                      ignore_index=True)
+    return C1Result([row], numbers, d.summary, history, per_run, table, parts, sens, curves, sched, int(c1_start),
+                    d.steps)
+
+
+# --------------------------------------------------------------------------------------- C2, C3
+def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float,
+                   window_lambda: float, span: list, onset_seeds: int = 0, onset_fracs: list | None = None,
+                   alt_protocol: str = "", alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
+                   protocol_name: str = protocol.DEFAULT_PROTOCOL) -> PlacementDesign:
+    """C2/C3's runs: the same budget Σλ in an early, a middle and a late window and over the paper's
+    2,500-17,500 span scaled, against no weight decay (n_seeds); the same window at the other onsets of
+    `onset_fracs` (onset_seeds) and the placements under `alt_protocol` (alt_n_seeds), for the sensitivity
+    table."""
+    P = get_profile(profile)
+    lams = _protocols(protocol_name, alt_protocol, alt_window_lambda, window_lambda)
+    places = checks.placements(placements, window_frac, ("early", "middle", "late"))
+    if not isinstance(span, list | tuple) or len(span) != 2:
+        raise config.ConfigError(f"span: must be [start_frac, end_frac], got {span!r}")
+    seeds = {protocol_name: P.seeds(n_seeds)}
+    if alt_protocol:
+        seeds[alt_protocol] = P.seeds(alt_n_seeds)
+    others = checks.onset_fracs(onset_fracs, window_frac) if onset_fracs else []
+    conditions, budget = {}, math.nan
+    for proto, lam in lams.items():
+        placed = {(name, math.nan): protocol.window(P, f, window_frac, lam) for name, f in places.items()}
+        b = schedules.budget(next(iter(placed.values())), P.steps)
+        s0, s1 = protocol.window_steps(P, span[0], span[1] - span[0], ("span", "span"))
+        conds = {("none", math.nan): config.WDSchedule.none(), **placed,
+                 (f"span {span[0]:g}–{span[1]:g}", math.nan): config.WDSchedule(windows=((s0, s1, b / (s1 - s0)),))}
+        if proto == protocol_name:
+            budget = b
+            starts = {P.step_at(f) for f in places.values()}
+            for f in others:
+                wd = protocol.window(P, f, window_frac, lam)
+                if wd.windows[0][0] not in starts:
+                    conds[("onset", float(wd.windows[0][0]))] = wd
+        conditions[proto] = conds
+    close = {name: P.step_at(f) + P.step_at(window_frac) for name, f in places.items()}
+    close["onset"] = None
+    n = len(seeds[protocol_name])
+    summary = (f"profile {P.name}: {P.steps} steps, {n} seeds, budget Σλ = {budget:g}"
+               + (f"; other onsets: {len(P.seeds(onset_seeds))} seeds" if others else "")
+               + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else ""))
+    return _design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], P.seeds(onset_seeds))
+
+
+def _placement_select(runs: pd.DataFrame, middle: float | None = None) -> dict[str, pd.Series]:
+    """early, middle (or the window at onset `middle`), late and none, per seed."""
+    cond = runs["condition"]
+    out = {k: fates.reasons(runs, cond == k) for k in ("early", "middle", "late", "none")}
+    if middle is not None:
+        out["middle"] = fates.reasons(runs, (cond == "onset") & (runs["window_start"] == middle))
+    return out
+
+
+@dataclass
+class PlacementResult(ClaimResult):
+    history: pd.DataFrame
+    per_run: pd.DataFrame
+    table: pd.DataFrame
+    parts_c2: dict[str, fates.Comparison]
+    parts_c3: dict[str, fates.Comparison]
+    sensitivity_c2: pd.DataFrame
+    sensitivity_c3: pd.DataFrame
+    curves: pd.DataFrame
+    schedules: pd.DataFrame
+    order: list[str]
+
+
+def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> PlacementResult:
+    """C2 (middle beats early at equal budget) and C3 (early and late stay at chance, as no weight decay),
+    decided on fates over seeds."""
+    d = c02_c03_design(**params)
+    main = params.get("protocol_name", protocol.DEFAULT_PROTOCOL)
+    P = get_profile(params["profile"])
+    length = protocol.window_steps(P, 0.0, params["window_frac"])[1]
+    history, per_run = fetch(d.specs, results_dir, train_missing, workers)
+    per_run["close_ood"] = fates.ood_at(history, per_run, _close_steps(per_run, d.close, d.close["middle"], length))
+    runs = per_run[per_run["protocol"] == main]
+    v2, parts2 = decide_c2(_placement_select(runs))
+    v3, parts3 = decide_c3(_placement_select(runs))
+    fixed = runs[runs["condition"] != "onset"]
+    order = list(dict.fromkeys(name for name, _ in d.conditions[main] if name != "onset"))
+    table = fates.share_table(fixed, ["condition"]).set_index("condition").loc[order].join(
+        fixed.groupby("condition")[["max_ood", "close_ood", "final_trained_shift", "t_mem"]].mean()).reset_index()
+    t = table.set_index("condition")
+    middle_start = float(P.step_at(params["placements"]["middle"]))
+    onsets = sorted(runs.loc[runs["condition"] == "onset", "window_start"].unique().tolist())
+    by_onset = {int(o): (lambda r, o=o: _placement_select(r, o)) for o in onsets} | {int(middle_start):
+                                                                                      _placement_select}
+    sens2 = fates.sensitivity(per_run, main, _placement_select, decide_c2,
+                              dict(sorted(by_onset.items())) if onsets else None)
+    sens3 = fates.sensitivity(per_run, main, _placement_select, decide_c3,
+                              {int(o): (lambda r, o=o: {("early" if o < middle_start else "late"):
+                                                         fates.reasons(r, (r["condition"] == "onset")
+                                                                       & (r["window_start"] == o)),
+                                                         "none": fates.reasons(r, r["condition"] == "none")})
+                               for o in onsets} if onsets else None)
+    E, M, L, N = (float(t.loc[c, "final_ood"]) for c in ("early", "middle", "late", "none"))
+    n = len(d.seeds)
+    span_name = next(c for c in order if c.startswith("span"))
+    numbers = {"profile": params["profile"], "seeds": n, "protocol": main, "window_lambda": d.window_lambda,
+               "budget": d.budget, "verdict_c2": v2, "verdict_c3": v3,
+               "power_c2": fates.power(lambda r: decide_c2(r)[0], PAPER_C2, n),
+               "power_c3": fates.power(lambda r: decide_c3(r)[0], PAPER_C3, n),
+               "seeds_for_80_c2": fates.seeds_for_power(lambda r: decide_c2(r)[0], PAPER_C2),
+               "seeds_for_80_c3": fates.seeds_for_power(lambda r: decide_c3(r)[0], PAPER_C3),
+               "old_rule_c2": rules.verdict_c02(M, E, N), "old_rule_c3": rules.verdict_c03(E, L, N, M),
+               "headline_c2": fates.headline(sens2, v2), "headline_c3": fates.headline(sens3, v3),
+               "ood_span": float(t.loc[span_name, "final_ood"]), "ratio": M / E if E > 0 else math.inf,
+               **fates.part_numbers("c2_", parts2), **fates.part_numbers("c3_", parts3)}
+    for c in ("early", "middle", "late", "none"):
+        numbers.update({f"k_{c}": int(t.loc[c, "reasoning"]), f"share_{c}": float(t.loc[c, "share"]),
+                        f"share_{c}_lo": float(t.loc[c, "share_lo"]), f"share_{c}_hi": float(t.loc[c, "share_hi"]),
+                        f"ood_{c}": float(t.loc[c, "final_ood"]), f"max_{c}": float(t.loc[c, "max_ood"])})
+    k = {c: numbers[f"k_{c}"] for c in ("early", "middle", "late", "none")}
+    c2p = parts2["middle beats early"]
+    rows = [score_row("C2", "at equal budget, WD mid-run beats WD early", "middle 5-9x early",
+                      f"reasoning seeds: middle {k['middle']}/{n} vs early {k['early']}/{n} (McNemar p {c2p.p:.3f}); "
+                      f"mean OOD middle {M:.2f} vs early {E:.2f}", params["profile"], n, v2),
+            score_row("C3", "the same budget early or late leaves OOD at chance, as no WD", "early, late ≈ 0.15 ≈ none",
+                      f"reasoning seeds: early {k['early']}/{n}, late {k['late']}/{n}, none {k['none']}/{n}; "
+                      + "; ".join(f"{c.part} {c.diff:+.2f} [{c.lo:+.2f}, {c.hi:+.2f}] (90 %)" for c in parts3.values()),
+                      params["profile"], n, v3)]
+    main_hist = history[(history["protocol"] == main) & (history["condition"] != "onset")]
+    curves = stats.mean_ci(main_hist, ["condition", "step"], "acc/test_ood")
+    sched = schedules.schedule_frame({name: wd for (name, _), wd in d.conditions[main].items() if name != "onset"},
+                                     d.steps)
+    return PlacementResult(rows, numbers, d.summary, history, per_run, table, parts2, parts3, sens2, sens3, curves,
+                           sched, order)
