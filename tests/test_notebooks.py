@@ -111,6 +111,6 @@ def test_reproduce_prints_the_whole_plan_before_anything_runs(tmp_path, capsys):
     assert m and m.group(1) == m.group(2) and int(m.group(1)) > 100, line
     assert not (tmp_path / "results").exists()  # planning trains and writes nothing
     defaults = registry.notebook_defaults(REPO / "notebooks" / "c04_sharp_onset.ipynb")
-    runs = registry.planned_runs("c04_sharp_onset", {**defaults, "profile": "paper"})
+    runs = registry.planned_runs("c04_sharp_onset", {**defaults, "profile": "paper", "n_seeds": 12})
     # none + 7 onsets at 12 seeds, and the same under mid-fit at 4 seeds (the sensitivity table)
     assert len(runs) == 12 * 8 + 4 * 8 and all(r.train.steps == 20_000 for r in runs)
