@@ -8,7 +8,6 @@ and lists the runs the page needs (labels and configs: what the planner reads, n
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,7 +120,3 @@ def onset_grid(P: Size, fracs: list) -> list[int]:
 def tag(g: float) -> str:
     """γ as part of a glue key: 1.1 → 'g1p1'."""
     return f"g{g:g}".replace(".", "p")
-
-
-def mean_or_nan(values: pd.Series) -> float:
-    return float(values.mean()) if len(values) else math.nan

@@ -22,7 +22,7 @@ from critwin_lib.claims import (
     window_onset,
     window_placement,
 )
-from critwin_lib.claims.core import RUNTIME_PARAMS, ClaimResult, Design
+from critwin_lib.claims.core import RUNTIME_PARAMS, ClaimResult, Design, configs
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
@@ -96,4 +96,4 @@ def design_params(params: dict[str, Any]) -> dict[str, Any]:
 def planned_runs(stem: str, params: dict[str, Any]) -> list[config.RunConfig]:
     """The runs a page needs with these parameters (an edge finder may add more), checked and listed
     without training or loading anything."""
-    return [cfg for _, cfg in page(stem).design(**design_params(params)).specs]
+    return configs(page(stem).design(**design_params(params)).specs)
