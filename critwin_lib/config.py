@@ -263,12 +263,14 @@ class TrainConfig:
 class WDSchedule:
     """Weight decay λ(t) as a pure function of the step: `base` everywhere, `value` inside windows.
 
-    `windows` is a tuple of half-open [start, end) step intervals with their in-window λ. Use the
-    constructors: `none()`, `constant(lam)`, `window(start, length, lam)`, `budget_matched(...)`.
+    `windows` is a tuple of half-open [start, end) step intervals with their in-window λ; `ramps` holds
+    (start, end, from, to) intervals where λ goes linearly from `from` (at start) towards `to` (reached at
+    end). Use the constructors: `none()`, `constant(lam)`, `window(start, length, lam)`, `budget_matched(...)`.
     """
 
     base: float = 0.0
     windows: tuple[tuple[int, int, float], ...] = ()
+    ramps: tuple[tuple[int, int, float, float], ...] = ()
 
     def __post_init__(self) -> None:
         _nonneg(self.base, "wd.base")
@@ -280,11 +282,18 @@ class WDSchedule:
             _require(isinstance(start, int) and isinstance(end, int) and 0 <= start < end, name,
                      f"needs integer steps 0 <= start < end, got [{start!r}, {end!r})")
             _nonneg(lam, name)
-        ordered = sorted(windows)
+        ramps = tuple(tuple(r) for r in self.ramps)
+        for i, r in enumerate(ramps):
+            _require(len(r) == 4 and all(isinstance(x, int) for x in r[:2]) and 0 <= r[0] < r[1],
+                     f"wd.ramps[{i}]", f"must be (start, end, from, to) with integer steps 0 <= start < end, got {r!r}")
+            _nonneg(r[2], f"wd.ramps[{i}]")
+            _nonneg(r[3], f"wd.ramps[{i}]")
+        ordered = sorted(windows + tuple(r[:2] for r in ramps))
         for a, b in zip(ordered, ordered[1:], strict=False):
-            _require(a[1] <= b[0], "wd.windows", f"windows [{a[0]}, {a[1]}) and [{b[0]}, {b[1]}) overlap")
+            _require(a[1] <= b[0], "wd.windows", f"intervals [{a[0]}, {a[1]}) and [{b[0]}, {b[1]}) overlap")
         object.__setattr__(self, "base", float(self.base))
-        object.__setattr__(self, "windows", tuple((int(s), int(e), float(v)) for s, e, v in ordered))
+        object.__setattr__(self, "windows", tuple((int(s), int(e), float(v)) for s, e, v in sorted(windows)))
+        object.__setattr__(self, "ramps", tuple((int(s), int(e), float(a), float(b)) for s, e, a, b in sorted(ramps)))
 
     @classmethod
     def none(cls) -> WDSchedule:
@@ -308,13 +317,14 @@ class WDSchedule:
     @property
     def is_none(self) -> bool:
         """True when λ is 0 at every step."""
-        return self.base == 0 and all(v == 0 for _, _, v in self.windows)
+        return self.base == 0 and all(v == 0 for _, _, v in self.windows) and all(r[2:] == (0, 0) for r in self.ramps)
 
     @property
     def label(self) -> str:
-        if not self.windows:
+        if not self.windows and not self.ramps:
             return "none" if self.base == 0 else f"constant λ={self.base:g}"
-        parts = [f"[{s}, {e}) λ={v:g}" for s, e, v in self.windows]
+        parts = [f"[{s}, {e}) λ={v:g}" for s, e, v in self.windows] + [
+            f"[{s}, {e}) λ {a:g}→{b:g}" for s, e, a, b in self.ramps]
         return ("" if self.base == 0 else f"base λ={self.base:g}, ") + ", ".join(parts)
 
 
@@ -353,6 +363,7 @@ def from_dict(d: dict[str, Any]) -> RunConfig:
     """Inverse of `to_dict`; unknown keys are an error."""
     wd = dict(d.get("wd", {}))
     wd["windows"] = tuple(tuple(w) for w in wd.get("windows", ()))
+    wd["ramps"] = tuple(tuple(r) for r in wd.get("ramps", ()))
     try:
         task = dict(d.get("task", {}))
         name = task.get("name", "anchor")
@@ -366,7 +377,7 @@ def from_dict(d: dict[str, Any]) -> RunConfig:
 # Fields added after results were shipped, with the value that reproduces the old behaviour: while a
 # field holds that value it is left out of the canonical JSON, so adding it does not re-key old runs.
 HASH_NEUTRAL_DEFAULTS: dict[tuple[str, str], Any] = {("train", "instrument"): False,
-                                                     ("train", "momentum"): SGD_MOMENTUM}
+                                                     ("train", "momentum"): SGD_MOMENTUM, ("wd", "ramps"): []}
 
 
 def canonical_json(cfg: RunConfig) -> str:

@@ -15,10 +15,14 @@ from critwin_lib.config import TrainConfig, WDSchedule
 
 
 def wd_at(schedule: WDSchedule, step: int) -> float:
-    """λ(step): the in-window value inside a window [start, end), the base value elsewhere."""
+    """λ(step): the in-window value inside a window [start, end), the ramp's value inside a ramp, the base
+    value elsewhere."""
     for start, end, lam in schedule.windows:
         if start <= step < end:
             return lam
+    for start, end, a, b in schedule.ramps:
+        if start <= step < end:
+            return a + (b - a) * (step - start) / (end - start)
     return schedule.base
 
 
@@ -27,6 +31,9 @@ def wd_values(schedule: WDSchedule, steps: int) -> np.ndarray:
     lam = np.full(steps, schedule.base, dtype=np.float64)
     for start, end, value in schedule.windows:
         lam[start:end] = value
+    for start, end, a, b in schedule.ramps:
+        t = np.arange(start, min(end, steps))
+        lam[t] = a + (b - a) * (t - start) / (end - start)
     return lam
 
 

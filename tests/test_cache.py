@@ -21,7 +21,7 @@ def every_field_changed(cfg: config.RunConfig):
         "train": {"steps": 999, "batch_size": 7, "lr": 1e-2, "warmup_steps": 3, "beta1": 0.8, "beta2": 0.99,
                   "eps": 1e-6, "grad_clip": 0.5, "eval_every": 3, "wd_params": "matrices", "seed": 4,
                   "instrument": True, "optimizer": "sgd", "momentum": 0.5},
-        "wd": {"base": 0.1, "windows": ((0, 5, 1.0),)},  # noqa: E501
+        "wd": {"base": 0.1, "windows": ((0, 5, 1.0),), "ramps": ((5, 9, 1.0, 0.0),)},
     }
     for section, fields in changes.items():
         names = {f.name for f in dataclasses.fields(getattr(cfg, section))} - {"name", "vocab_size"}

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from critwin_lib import schedules
-from critwin_lib.config import TrainConfig, WDSchedule
+from critwin_lib.config import ConfigError, TrainConfig, WDSchedule
 
 
 def test_window_edges_start_inside_end_outside():
@@ -28,6 +28,21 @@ def test_constant_and_several_windows():
     assert s.windows == ((0, 5, 2.0), (10, 20, 1.0))
     assert [schedules.wd_at(s, t) for t in (0, 4, 5, 10, 19, 20)] == [2.0, 2.0, 0.1, 1.0, 1.0, 0.1]
     assert schedules.budget(s, 30) == pytest.approx(2.0 * 5 + 1.0 * 10 + 0.1 * 15)
+
+
+def test_a_ramp_goes_linearly_from_its_start_value_towards_its_end_value():
+    s = WDSchedule(windows=((0, 10, 6.0),), ramps=((10, 14, 6.0, 0.0),))
+    assert [schedules.wd_at(s, t) for t in (9, 10, 11, 13, 14)] == [6.0, 6.0, 4.5, 1.5, 0.0]
+    assert schedules.wd_values(s, 16).tolist() == [schedules.wd_at(s, t) for t in range(16)]
+    assert schedules.budget(s, 16) == pytest.approx(60 + 6 + 4.5 + 3 + 1.5)
+    assert not s.is_none and WDSchedule(ramps=((0, 4, 0.0, 0.0),)).is_none
+    assert "6→0" in s.label
+
+
+@pytest.mark.parametrize("ramps", [((5, 12, 1.0, 0.0),), ((4, 4, 1.0, 0.0),), ((12, 14, -1.0, 0.0),), ((12, 14, 1.0),)])
+def test_a_bad_ramp_is_refused_before_any_training(ramps):
+    with pytest.raises(ConfigError, match="wd"):
+        WDSchedule(windows=((0, 10, 6.0),), ramps=ramps)
 
 
 def test_lr_warmup_then_constant_and_effective_budget():
