@@ -8,6 +8,8 @@ import pandas as pd
 
 from critwin_lib.plotting import COLORS, HEIGHT, WIDTH
 
+TRAINED_COLORS = ["#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#c5b0d5",
+                  "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]  # a trained pair's shift, one each
 FATE_COLORS = {"reasoning": "#2ca02c", "memorizing": "#7f7f7f", "other rule": "#ff7f0e", "not fitted": "#d62728"}
 
 
@@ -47,3 +49,42 @@ def share_chart(table: pd.DataFrame, title: str, level: float | None = None, x: 
     if level is not None:
         layers += alt.Chart(pd.DataFrame({"y": [level]})).mark_rule(strokeDash=[1, 3], color="#555").encode(y="y:Q")
     return layers.properties(title=title, width=WIDTH, height=HEIGHT)
+
+
+def shares_by_chart(table: pd.DataFrame, color: str, title: str, x: str = "onset",
+                    x_title: str = "window onset (step)", level: float | None = None) -> alt.LayerChart:
+    """The share of seeds that reason against `x`, one line (with exact 95 % bars) per value of `color` (e.g.
+    protocol); rows with x < 0 or NaN (no weight decay) are left out. `table`: a `fates.share_table`."""
+    t = table[table[x].notna() & (table[x] >= 0)]
+    col = alt.Color(f"{color}:N", title=None)
+    X = alt.X(f"{x}:Q", title=x_title)
+    bars = alt.Chart(t).mark_errorbar(thickness=1.5).encode(
+        x=X, y=alt.Y("share_lo:Q", title="seeds that reason"), y2="share_hi:Q", color=col)
+    line = alt.Chart(t).mark_line(point=True, strokeWidth=2).encode(
+        x=X, y=alt.Y("share:Q", title="seeds that reason", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        color=col, tooltip=[f"{color}:N", alt.Tooltip(f"{x}:Q", format=".3g"), "reasoning:Q", "seeds:Q"])
+    layers = bars + line
+    if level is not None:
+        layers += alt.Chart(pd.DataFrame({"y": [level]})).mark_rule(strokeDash=[1, 3], color="#555").encode(y="y:Q")
+    return layers.properties(title=title, width=260, height=HEIGHT)
+
+
+def answers_chart(answers: pd.DataFrame, start: int, end: int, title: str) -> alt.FacetChart:
+    """What a run answers on (4, 3) over training: the share of answers of each kind (x − 10, each trained pair's
+    shift, the most common other shift), one panel per run, the decay window shaded.
+    `answers`: run, step, answer, share (see `claims.relapse.answer_shares`)."""
+    window = alt.Chart(pd.DataFrame({"start": [start], "end": [end]})).mark_rect(opacity=0.12, color="#888").encode(
+        x="start:Q", x2="end:Q")
+    kinds = list(dict.fromkeys(answers["answer"]))
+    trained = iter(TRAINED_COLORS * 3)
+    colors = [FATE_COLORS["reasoning"] if "reasoning" in k else FATE_COLORS["other rule"] if "other" in k
+              else next(trained) for k in kinds]
+    dash = [[1, 0] if "trained" not in k else [4, 2] for k in kinds]
+    lines = alt.Chart(answers).mark_line(strokeWidth=2).encode(
+        x=alt.X("step:Q", title="training step"),
+        y=alt.Y("share:Q", title="share of (4, 3) answers", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        color=alt.Color("answer:N", scale=alt.Scale(domain=kinds, range=colors), title="answer"),
+        strokeDash=alt.StrokeDash("answer:N", scale=alt.Scale(domain=kinds, range=dash), legend=None),
+        tooltip=["run:N", "step:Q", "answer:N", alt.Tooltip("share:Q", format=".2f")])
+    return alt.layer(window, lines, data=answers).properties(width=300, height=HEIGHT).facet(
+        column=alt.Column("run:N", title=None)).properties(title=title)

@@ -244,14 +244,15 @@ def metrics_chart(curves: pd.DataFrame, title: str, columns: int = 2) -> alt.Fac
 
 
 def edge_marks(edges: pd.DataFrame, X: alt.X, Y: alt.Y, color: Any, tooltip: list) -> alt.LayerChart:
-    """Each found onset edge as a dot with its ± bracket, a missing one as a cross on the x axis.
-    `edges`: edge, edge_pm and the columns X, `color` and `tooltip` use."""
-    found = edges.dropna(subset=["edge"]).assign(lo=lambda d: d["edge"] - d["edge_pm"],
-                                                 hi=lambda d: d["edge"] + d["edge_pm"])
+    """Each found onset edge as a dot with its bracket (columns lo, hi; else ± edge_pm), a missing one as a cross
+    on the x axis. `edges`: edge, lo and hi or edge_pm, and the columns X, `color` and `tooltip` use."""
+    found = edges.dropna(subset=["edge"])
+    if "lo" not in found:
+        found = found.assign(lo=found["edge"] - found["edge_pm"], hi=found["edge"] + found["edge_pm"])
     y_lo = alt.Y("lo:Q", title=Y.to_dict().get("title"))  # the bracket's axis is the edge's
     bars = alt.Chart(found).mark_errorbar(thickness=2).encode(x=X, y=y_lo, y2="hi:Q", color=color)
     pts = alt.Chart(found).mark_point(size=90, filled=True, opacity=1).encode(
-        x=X, y=Y, color=color, tooltip=[*tooltip, "edge:Q", "edge_pm:Q"])
+        x=X, y=Y, color=color, tooltip=[*tooltip, "edge:Q", "lo:Q", "hi:Q"])
     missing = edges[edges["edge"].isna()].assign(edge=0)
     crosses = alt.Chart(missing).mark_point(shape="cross", size=120, filled=True).encode(
         x=X, y=Y, color=color, tooltip=[*tooltip, alt.Tooltip("note:N")]).transform_calculate(note="'no edge'")
@@ -259,9 +260,9 @@ def edge_marks(edges: pd.DataFrame, X: alt.X, Y: alt.Y, color: Any, tooltip: lis
 
 
 def edge_vs_tmem_chart(edges: pd.DataFrame, steps: int, title: str) -> alt.LayerChart:
-    """Each protocol's onset edge (with its ± uncertainty) against its t_mem, over the diagonal
+    """Each protocol's onset edge (with its interval) against its t_mem, over the diagonal
     edge = t_mem. A protocol without an edge appears as a cross on the x axis.
-    `edges`: columns protocol, t_mem, edge, edge_pm."""
+    `edges`: columns protocol, t_mem, edge, and lo, hi or edge_pm."""
     domain = list(dict.fromkeys(edges["protocol"]))
     col = alt.Color("protocol:N", scale=color_scale(domain), title=None)
     X = alt.X("t_mem:Q", title="t_mem without weight decay (step)", scale=alt.Scale(domain=[0, steps]))

@@ -1,9 +1,11 @@
 """Fates over seeds: counts with exact intervals, paired comparisons, and the power of a design."""
 
+import math
+
 import pandas as pd
 import pytest
 
-from critwin_lib.claims import fates
+from critwin_lib.claims import fates, onsets, rules, window_onset
 from critwin_lib.claims.core import fate
 
 
@@ -45,3 +47,55 @@ def test_power_grows_with_seeds_and_is_nil_where_no_test_can_pass():
     assert fates.power(decide, shares, 4, draws=500) == 0  # 4 discordant seeds: p ≥ 1/16
     assert fates.power(decide, shares, 8, draws=500) < fates.power(decide, shares, 16, draws=500)
     assert fates.paper_share(0.93) == pytest.approx(0.78 / 0.85) and fates.paper_share(0.1) == 0
+
+
+def _two_sweeps(edge_a: int, edge_b: int, t_a: int, t_b: int, n: int = 12) -> pd.DataFrame:
+    """Seeds that reason exactly when the window's onset is at or after a protocol's edge (a step in the share)."""
+    rows = []
+    grids = {"a": [0, 400, 800, 1200, 1600], "b": [0, 800, 1600, 2400, 3200]}
+    for p, e, t in (("a", edge_a, t_a), ("b", edge_b, t_b)):
+        grid = grids[p]
+        for s in range(n):
+            rows.append({"protocol": p, "onset": -1, "seed": s, "fate": "memorizing", "t_mem": t + 10 * (s % 3)})
+            rows += [{"protocol": p, "onset": o, "seed": s, "fate": "reasoning" if o >= e else "memorizing",
+                      "t_mem": math.nan} for o in grid]
+    return pd.DataFrame(rows)
+
+
+def test_the_edge_shift_follows_t_mem_when_every_seed_switches_where_fitting_ends():
+    shift = onsets.edge_shift(_two_sweeps(800, 2400, 800, 2400), "a", "b", n_boot=200)
+    assert shift.found == (1.0, 1.0)
+    assert shift.edges == (pytest.approx(600), pytest.approx(2000))  # half-way between the grid's onsets
+    assert shift.t_shift == pytest.approx(1600) and shift.t_lo > 0
+    assert shift.ratio == pytest.approx(1400 / 1600)
+    verdict, parts = window_onset.decide_c04b(shift)
+    assert verdict == "reproduced", parts
+
+
+def test_an_edge_that_stays_put_while_t_mem_moves_is_only_partly_the_claim():
+    shift = onsets.edge_shift(_two_sweeps(800, 800, 800, 2400), "a", "b", n_boot=200)
+    assert shift.ratio_hi < rules.C4B_FOLLOW
+    verdict, parts = window_onset.decide_c04b(shift)
+    assert parts["the edge moves with t_mem"] == rules.REJECTED
+    assert verdict == "partly reproduced"  # both protocols have an edge, it does not move with t_mem
+
+
+def test_without_an_edge_in_one_protocol_the_shift_is_not_judged():
+    runs = _two_sweeps(800, 10_000, 800, 2400)  # b never reasons
+    shift = onsets.edge_shift(runs, "a", "b", n_boot=200)
+    verdict, parts = window_onset.decide_c04b(shift)
+    assert shift.found[1] == 0 and parts["the edge moves with t_mem"] == rules.UNDECIDED
+    assert verdict == "not reproduced"
+
+
+def test_the_same_t_mem_leaves_c4b_untestable():
+    shift = onsets.edge_shift(_two_sweeps(800, 2400, 1000, 1000), "a", "b", n_boot=200)
+    assert window_onset.decide_c04b(shift)[0] == "inconclusive"
+
+
+def test_without_a_seed_that_fits_there_is_nothing_to_compare():
+    runs = _two_sweeps(800, 2400, 800, 2400).assign(t_mem=math.nan)
+    shift = onsets.edge_shift(runs, "a", "b", n_boot=50)
+    assert math.isnan(shift.t_shift) and math.isnan(shift.found[0])
+    verdict, parts = window_onset.decide_c04b(shift)
+    assert verdict == "inconclusive" and set(parts.values()) == {rules.UNDECIDED}

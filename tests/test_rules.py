@@ -196,3 +196,21 @@ def test_c2_and_c3_on_fates():
     assert decide_c3({"early": _seeds(0), "late": _seeds(1), "none": _seeds(0)})[0] == "reproduced"
     assert decide_c3({"early": _seeds(12), "late": _seeds(1), "none": _seeds(0)})[0] == "partly reproduced"
     assert decide_c3({"early": _seeds(12), "late": _seeds(11), "none": _seeds(0)})[0] == "not reproduced"
+
+
+@pytest.mark.parametrize("share, state", [(0.95, rules.HOLDS), (0.949, rules.UNDECIDED), (0.051, rules.UNDECIDED),
+                                          (0.05, rules.REJECTED), (math.nan, rules.UNDECIDED)])
+def test_something_exists_from_the_share_of_resamples_that_find_it(share, state):
+    assert rules.part_found(share) == state
+
+
+def test_several_things_exist_only_if_each_does():
+    assert rules.combine_found((0.99, 0.96)) == rules.HOLDS
+    assert rules.combine_found((0.99, 0.5)) == rules.UNDECIDED
+    assert rules.combine_found((0.99, 0.01)) == rules.REJECTED
+
+
+@pytest.mark.parametrize("lo, hi, state", [(0.5, 2.0, rules.HOLDS), (0.49, 2.0, rules.UNDECIDED),
+                                           (-1.0, 0.49, rules.REJECTED), (math.nan, 1.0, rules.UNDECIDED)])
+def test_at_least_by_an_interval(lo, hi, state):
+    assert rules.part_at_least(lo, hi, 0.5) == state

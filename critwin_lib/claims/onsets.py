@@ -215,3 +215,55 @@ def share_edge(per_run: pd.DataFrame, level: float = EDGE_LEVEL, n_boot: int = N
     ok = found[~np.isnan(found)]
     lo, hi = (float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975))) if len(ok) else (math.nan, math.nan)
     return ShareEdge(level, edge, lo, hi, float(len(ok) / n_boot), shares)
+
+
+@dataclass
+class EdgeShift:
+    """Two protocols' onset sweeps on the same seeds: how far the end of fitting (mean t_mem of the seeds'
+    no-weight-decay runs) and the reasoning share's onset edge move from protocol a to b, with a bootstrap over
+    seeds (a seed keeps all its runs in both): 95 % intervals of the t_mem shift and of the ratio
+    edge shift / t_mem shift, and how often a resample finds an edge in each protocol."""
+
+    t_shift: float
+    t_lo: float
+    t_hi: float
+    edges: tuple[float, float]
+    found: tuple[float, float]
+    ratio: float
+    ratio_lo: float
+    ratio_hi: float
+
+
+def edge_shift(runs: pd.DataFrame, a: str, b: str, level: float = EDGE_LEVEL, n_boot: int = N_BOOT_EDGE,
+               seed: int = 0) -> EdgeShift:
+    """`runs`: both protocols' sweeps (protocol, onset (-1: no weight decay), seed, fate, t_mem); seeds missing
+    anywhere are left out."""
+    wide, grids, tm = {}, {}, {}
+    for p in (a, b):
+        r = runs[runs["protocol"] == p]
+        w = r[r["onset"] >= 0].assign(x=r["fate"] == "reasoning").pivot_table(
+            index="seed", columns="onset", values="x", aggfunc="first").astype(float)
+        wide[p], grids[p] = w, w.columns.to_numpy(float)
+        tm[p] = r[r["onset"] < 0].set_index("seed")["t_mem"]
+    seeds = sorted(set(wide[a].dropna().index) & set(wide[b].dropna().index) & set(tm[a].dropna().index)
+                   & set(tm[b].dropna().index))
+    if not seeds:  # e.g. no seed fits the training set without weight decay: nothing to compare
+        nan = math.nan
+        return EdgeShift(nan, nan, nan, (nan, nan), (nan, nan), nan, nan, nan)
+    X = {p: wide[p].loc[seeds].to_numpy() for p in (a, b)}
+    T = {p: tm[p].loc[seeds].to_numpy(float) for p in (a, b)}
+
+    def stat(idx: np.ndarray) -> tuple[float, float, float]:
+        e = [first_rise(grids[p], X[p][idx].mean(axis=0), level) for p in (a, b)]
+        return e[0], e[1], float(T[b][idx].mean() - T[a][idx].mean())
+
+    e_a, e_b, dt = stat(np.arange(len(seeds)))
+    rng = np.random.default_rng(seed)
+    boot = np.array([stat(rng.integers(0, len(seeds), len(seeds))) for _ in range(n_boot)])
+    both = ~np.isnan(boot[:, 0]) & ~np.isnan(boot[:, 1]) & (boot[:, 2] != 0)
+    ratios = (boot[both, 1] - boot[both, 0]) / boot[both, 2]
+    r_lo, r_hi = (float(np.quantile(ratios, 0.025)), float(np.quantile(ratios, 0.975))) if len(ratios) else \
+        (math.nan, math.nan)
+    t_lo, t_hi = (float(np.nanquantile(boot[:, 2], 0.025)), float(np.nanquantile(boot[:, 2], 0.975)))
+    return EdgeShift(dt, t_lo, t_hi, (e_a, e_b), tuple(float(np.mean(~np.isnan(boot[:, i]))) for i in (0, 1)),
+                     (e_b - e_a) / dt if dt else math.nan, r_lo, r_hi)

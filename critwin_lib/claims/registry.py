@@ -17,6 +17,7 @@ from critwin_lib.claims import (
     init_scale,
     instrumentation,
     rates,
+    relapse,
     robustness,
     specificity,
     window_onset,
@@ -50,6 +51,7 @@ class Page:
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
     Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01),
+    Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
     Page("c02_c03_budget_placement", ("C2", "C3"), window_placement.c02_c03_design, window_placement.c02_c03),
     Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04),
     Page("c04b_window_vs_fitting", ("C4b",), window_onset.c04b_design, window_onset.c04b),

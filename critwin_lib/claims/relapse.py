@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from critwin_lib import checks, config, protocol
+from critwin_lib import checks, config, protocol, schedules, stats
 from critwin_lib.claims import core, fates
 from critwin_lib.claims.core import SUCCESS_OOD, ClaimResult, Design, fetch
 from critwin_lib.metrics import ANSWER_PREFIX
@@ -79,7 +79,8 @@ class RelapseResult(ClaimResult):
     table: pd.DataFrame
     parts: dict[str, fates.Comparison]
     answers: pd.DataFrame  # the answers to (4, 3) over training of one relapsing and one surviving seed
-    history: pd.DataFrame
+    curves: pd.DataFrame  # per branch and step, the share of seeds that reason (OOD > 0.5), bootstrap band
+    schedules: pd.DataFrame  # each branch's λ(t)
     start: int
     end: int
 
@@ -151,8 +152,22 @@ def c01_relapse(*, results_dir: str, train_missing: bool = True, workers: int = 
             numbers[f"p_{key}"] = parts[b].p
             numbers[f"state_{key}"] = parts[b].state
     variant = d.specs[0][1].task.variant
+    curves = reasoning_share(history)
+    sched = schedules.schedule_frame(d.schedules, d.steps).assign(window_start=float(d.start))
     return RelapseResult([], numbers, d.summary, per_run, table, parts, _examples(history, per_run, variant),
-                         history, d.start, d.end)
+                         curves, sched, d.start, d.end)
+
+
+def reasoning_share(history: pd.DataFrame) -> pd.DataFrame:
+    """Per branch (as `condition`) and evaluation step: the share of seeds whose OOD accuracy is above 0.5, with
+    its exact 95 % interval (columns condition, step, n, mean, lo, hi)."""
+    h = history.drop_duplicates(["key", "step"])
+    rows = []
+    for (b, step), g in h.groupby(["branch", "step"], sort=False):
+        k, n = int((g["acc/test_ood"] > SUCCESS_OOD).sum()), len(g)
+        lo, hi = stats.binomial_ci(k, n)
+        rows.append({"condition": b, "step": int(step), "n": n, "mean": k / n, "lo": lo, "hi": hi})
+    return pd.DataFrame(rows)
 
 
 def _key(branch: str) -> str:

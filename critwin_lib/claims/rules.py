@@ -23,6 +23,7 @@ C7_RANGE = (0.7, 1.1)  # C7: the paper's moderate γ
 C8_FAST = 2  # C8: constant weight decay groks at least this many times faster than the windows
 C9_SOLVED = 0.10  # C9: a condition "reaches the compositional solution" from this test exact match up
 C10_FLAT = 0.5  # C10: Θ(1) in γ when the exponent's interval lies within ± this
+C4B_FOLLOW = 0.5  # C4b: the edge moves by at least this fraction of the shift of t_mem
 C13_AGREE = 3  # C13: metrics whose interval agrees with the predicted sign, for "reproduced"
 
 
@@ -50,6 +51,27 @@ def part_matches(lo: float, hi: float, margin: float = MARGIN) -> str:
     if -margin < lo and hi < margin:
         return HOLDS
     return REJECTED if hi <= -margin or lo >= margin else UNDECIDED
+
+
+def part_found(share: float) -> str:
+    """"It exists" from the share of bootstrap resamples over seeds in which it is found: holds from 95 %,
+    rejected at 5 % or less, undecided between."""
+    if math.isnan(share):
+        return UNDECIDED
+    return HOLDS if share >= 0.95 else (REJECTED if share <= 0.05 else UNDECIDED)
+
+
+def combine_found(shares: tuple[float, ...]) -> str:
+    """`part_found` for several things that must all exist: rejected if one is, holds if all do."""
+    states = [part_found(s) for s in shares]
+    return REJECTED if REJECTED in states else (HOLDS if all(s == HOLDS for s in states) else UNDECIDED)
+
+
+def part_at_least(lo: float, hi: float, least: float) -> str:
+    """"It is at least `least`" from its 95 % interval [lo, hi]: holds when lo ≥ least, rejected when hi < least."""
+    if math.isnan(lo) or math.isnan(hi):
+        return UNDECIDED
+    return HOLDS if lo >= least else (REJECTED if hi < least else UNDECIDED)
 
 
 def combine(parts: dict[str, str]) -> str:

@@ -47,7 +47,7 @@ def decide_c4(runs: pd.DataFrame, grid_step: float, resolution: int) -> tuple[st
     moves later (bootstrap over seeds: in ≥ 95 % of resamples holds, ≤ 5 % rejected), and that rise is sharp
     (within 4 × the paper's resolution; a grid coarser than that cannot tell)."""
     edge = onsets.share_edge(runs)
-    exists = rules.HOLDS if edge.found >= 0.95 else (rules.REJECTED if edge.found <= 0.05 else rules.UNDECIDED)
+    exists = rules.part_found(edge.found)
     sharp = rules.UNDECIDED  # the coarse grid cannot resolve a switch narrower than its spacing
     if grid_step <= rules.EDGE_WIDTH * resolution and exists == rules.HOLDS:
         sharp = rules.HOLDS if edge.hi - edge.lo <= rules.EDGE_WIDTH * resolution else rules.UNDECIDED
@@ -133,52 +133,110 @@ def _old_rule(P: Size, seeds: list[int], params: dict[str, Any], proto: str, gri
 
 
 # ----------------------------------------------------------------------------------------- C4b
-def c04b_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: dict, window_frac: float) -> SweepDesign:
-    """C4b's runs: each protocol's onset sweep (its own grid of onsets) with its no-weight-decay runs."""
+@dataclass
+class C4bDesign(SweepDesign):
+    pair: tuple[str, str]  # the two protocols, the earlier-fitting one first as given
+    old: dict[str, list[int]]  # the rule before fates: its protocols' onset grids (4 seeds, bisection)
+    old_seeds: list[int]
+
+
+def c04b_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: dict, window_frac: float,
+                old_onset_fracs: dict | None = None, old_n_seeds: int = 4) -> C4bDesign:
+    """C4b's runs: each of two protocols' onset sweeps (its own grid of onsets) with its no-weight-decay runs,
+    same seeds; and the sweeps the rule before fates compared (`old_onset_fracs`, old_n_seeds; its edge finder
+    adds the onsets it visits)."""
     P = get_profile(profile)
     seeds = P.seeds(n_seeds)
-    if not isinstance(onset_fracs, dict) or not onset_fracs:
-        raise config.ConfigError(f"onset_fracs: must map protocol names to onset fractions, got {onset_fracs!r}")
-    for name in onset_fracs:
-        protocol.get_protocol(name, "onset_fracs")
-    grids = {name: onset_grid(P, fr) for name, fr in onset_fracs.items()}
+    grids, old = {}, {}
+    for field, fracs, out in (("onset_fracs", onset_fracs, grids), ("old_onset_fracs", old_onset_fracs or {}, old)):
+        if not isinstance(fracs, dict) or (field == "onset_fracs" and len(fracs) != 2):
+            raise config.ConfigError(f"{field}: must map {'two ' if field == 'onset_fracs' else ''}protocol names "
+                                     f"to onset fractions, got {fracs!r}")
+        for name, fr in fracs.items():
+            protocol.get_protocol(name, field)
+            out[name] = onset_grid(P, fr)
+    old_seeds = P.seeds(old_n_seeds) if old else []
     specs = [sp for name, on in grids.items() for sp in onsets.sweep_specs(P, seeds, gamma, name, on, window_frac)]
+    specs += [sp for name, on in old.items() for sp in onsets.sweep_specs(P, old_seeds, gamma, name, on, window_frac)]
     summary = (f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds; "
                + "; ".join(f"{name}: onsets {on}" for name, on in grids.items()))
-    return SweepDesign(specs, summary, seeds, grids)
+    return C4bDesign(specs, summary, seeds, grids, tuple(grids), old, old_seeds)
+
+
+def differs_in_lr_only(a: str, b: str) -> bool:
+    """Whether two protocols differ in the learning rate alone: same optimizer, same decayed parameters, the same
+    per-step shrink lr·λ inside a window."""
+    pa, pb = protocol.get_protocol(a), protocol.get_protocol(b)
+    return (pa.optimizer, pa.wd_params) == (pb.optimizer, pb.wd_params) and math.isclose(
+        pa.lr * pa.window_lambda, pb.lr * pb.window_lambda, rel_tol=1e-9)
+
+
+def decide_c04b(shift: onsets.EdgeShift) -> tuple[str, dict[str, str]]:
+    """C4b: given that fitting ends at different steps in the two protocols (else inconclusive), each protocol's
+    reasoning share has an onset edge (in ≥ 95 % of bootstrap resamples over seeds; rejected at ≤ 5 %), and
+    then the edge moves by at least half the shift of t_mem (95 % bootstrap interval of the ratio)."""
+    premise = rules.HOLDS if shift.t_lo > 0 or shift.t_hi < 0 else rules.UNDECIDED  # NaN: undecided
+    exists = rules.combine_found(shift.found)
+    follows = rules.part_at_least(shift.ratio_lo, shift.ratio_hi, rules.C4B_FOLLOW) if exists == rules.HOLDS \
+        else rules.UNDECIDED  # the ratio's interval is conditional on both edges; judged only when both exist
+    parts = {"each protocol has an edge": exists, "the edge moves with t_mem": follows}
+    if premise != rules.HOLDS:
+        return "inconclusive", {"t_mem differs": premise, **parts}
+    return rules.combine(parts), {"t_mem differs": premise, **parts}
 
 
 @dataclass
 class C4bResult(ClaimResult):
     table: pd.DataFrame
     per_run: pd.DataFrame
-    sweeps: list[onsets.OnsetSweep]
+    edges: pd.DataFrame
+    shift: onsets.EdgeShift
+    parts: dict[str, str]
     steps: int
 
 
 def c04b(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> C4bResult:
-    """C4b (beyond the paper): in protocols whose fitting phase ends at different steps, does the onset
-    edge move with t_mem?"""
+    """C4b (beyond the paper): in two protocols whose fitting phase ends at different steps, does the onset edge
+    of the reasoning share move with t_mem?"""
     d = c04b_design(**params)
     P = get_profile(params["profile"])
-    fetch(d.specs, results_dir, train_missing, workers)  # every protocol's sweep at once (in parallel)
-    sweeps = [onsets.analyse(P, d.seeds, params["gamma"], name, on, params["window_frac"], results_dir,
-                             train_missing, workers) for name, on in d.grids.items()]
-    verdict = rules.verdict_c04b([(a.t_mem_none, a.edge.edge if a.edge else math.nan) for a in sweeps])
-    tables = [a.table().assign(protocol=a.protocol, t_mem_none=a.t_mem_none,
-                               edge=a.edge.edge if a.edge else math.nan) for a in sweeps]
-    numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict}
-    parts = []
-    for a in sweeps:
-        tag = a.protocol.replace("-", "_")
-        e = a.edge
-        numbers.update({f"{tag}_t_mem": a.t_mem_none, f"{tag}_edge": e.edge if e else math.nan,
-                        f"{tag}_edge_pm": e.uncertainty if e else math.nan, f"{tag}_ood_none": a.N})
-        parts.append(f"{a.protocol}: t_mem {a.t_mem_none:.0f}, "
-                     + (f"edge {e.edge:.0f} ± {e.uncertainty:.0f}" if e else "no edge"))
-    row = {"claim": "C4b", "statement": "(beyond the paper) the window's onset edge moves with t_mem, the end "
-                                        "of fitting", "paper": "not studied", "ours": "; ".join(parts),
-           "profile": P.name, "seeds": len(d.seeds), "verdict": verdict}
-    per_run = pd.concat([a.per_run.assign(protocol=a.protocol, onset_over_t_mem=a.per_run["onset"] / a.t_mem_none)
-                         for a in sweeps], ignore_index=True)
-    return C4bResult([row], numbers, d.summary, pd.concat(tables, ignore_index=True), per_run, sweeps, P.steps)
+    a, b = d.pair
+    mine = {(lab["protocol"], lab["onset"], lab["seed"]): (lab, cfg) for lab, cfg in d.specs
+            if lab["seed"] in d.seeds and lab["protocol"] in d.pair and lab["onset"] in [-1, *d.grids[lab["protocol"]]]}
+    _, per_run = fetch(list(mine.values()), results_dir, train_missing, workers)
+    t_mem = per_run[per_run["onset"] < 0].groupby("protocol")["t_mem"].mean()
+    per_run["onset_over_t_mem"] = [o / t_mem[p] if o >= 0 else math.nan
+                                   for p, o in zip(per_run["protocol"], per_run["onset"], strict=True)]
+    shift = onsets.edge_shift(per_run, a, b)
+    verdict, parts = decide_c04b(shift)
+    table = fates.share_table(per_run, ["protocol", "onset"]).merge(
+        per_run.groupby(["protocol", "onset"])[["max_ood", "t_mem", "onset_over_t_mem"]].mean().reset_index(),
+        on=["protocol", "onset"])
+    boots = {p: onsets.share_edge(per_run[(per_run["protocol"] == p) & (per_run["onset"] >= 0)]) for p in d.pair}
+    edges = pd.DataFrame([{"protocol": p, "t_mem": float(t_mem[p]), "edge": e.edge, "lo": e.lo, "hi": e.hi,
+                           "found": e.found} for p, e in boots.items()])
+    old = [onsets.analyse(P, d.old_seeds, params["gamma"], name, on, params["window_frac"], results_dir,
+                          train_missing, workers) for name, on in d.old.items()]
+    old_verdict = rules.verdict_c04b([(s.t_mem_none, s.edge.edge if s.edge else math.nan) for s in old])
+    n = len(d.seeds)
+    numbers: dict[str, Any] = {
+        "profile": P.name, "seeds": n, "verdict": verdict, "protocol_a": a, "protocol_b": b,
+        "lr_only": differs_in_lr_only(a, b), "t_shift": shift.t_shift, "t_shift_lo": shift.t_lo,
+        "t_shift_hi": shift.t_hi, "ratio": shift.ratio, "ratio_lo": shift.ratio_lo, "ratio_hi": shift.ratio_hi,
+        "follow": rules.C4B_FOLLOW, "old_rule_verdict": old_verdict, "old_seeds": len(d.old_seeds),
+        "old_text": "; ".join(f"{s.protocol}: t_mem {s.t_mem_none:.0f}, " + (
+            f"edge {s.edge.edge:.0f} ± {s.edge.uncertainty:.0f}" if s.edge else "no edge") for s in old),
+        **{f"part_{k.replace(' ', '_')}": v for k, v in parts.items()}}
+    for p, e in boots.items():
+        tag_ = p.replace("-", "_")
+        numbers.update({f"{tag_}_t_mem": float(t_mem[p]), f"{tag_}_edge": e.edge, f"{tag_}_edge_lo": e.lo,
+                        f"{tag_}_edge_hi": e.hi, f"{tag_}_found": e.found, f"{tag_}_edge_text": e.text()})
+    ours = "; ".join(f"{p}: t_mem {t_mem[p]:.0f}, " + (f"edge {e.edge:.0f} [{e.lo:.0f}, {e.hi:.0f}]"
+                                                       if not math.isnan(e.edge) else "no edge")
+                     + f" ({e.found:.0%} of resamples)" for p, e in boots.items())
+    ours += (f"; edge shift / t_mem shift {shift.ratio:.2f} [{shift.ratio_lo:.2f}, {shift.ratio_hi:.2f}]"
+             if not math.isnan(shift.ratio) else "; no edge shift to compare")
+    numbers["ours"] = ours
+    row = score_row("C4b", "(beyond the paper) the window's onset edge moves with t_mem, the end of fitting",
+                    "not studied", ours, P.name, n, verdict)
+    return C4bResult([row], numbers, d.summary, table, per_run, edges, shift, parts, P.steps)
