@@ -44,8 +44,9 @@ def vendor_base(out_dir: Path) -> str:
 
 
 def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, Any] | None = None,
-            log_output: bool = True) -> Path:
-    """Run one notebook with papermill into out_dir; raise papermill's error if a cell fails."""
+            log_output: bool = True, cell_timeout: float | None = None) -> Path:
+    """Run one notebook with papermill into out_dir; raise papermill's error if a cell fails (or, with
+    `cell_timeout`, runs longer than that many seconds)."""
     import papermill as pm
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -53,7 +54,7 @@ def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, An
     os.environ["CRITWIN_VENDOR_BASE"] = vendor_base(out_dir)
     out = out_dir / notebook.name
     pm.execute_notebook(str(notebook), str(out), parameters=parameters or {}, cwd=str(notebook.parent),
-                        kernel_name="python3", progress_bar=False,
+                        kernel_name="python3", progress_bar=False, execution_timeout=cell_timeout,
                         stdout_file=sys.stdout if log_output else None,
                         stderr_file=sys.stderr if log_output else None)
     return out

@@ -27,6 +27,9 @@ def tiny_cfg() -> config.RunConfig:
     )
 
 
+SMOKE_CELL_TIMEOUT = 900  # s: a smoke cell takes seconds; a hung kernel fails the suite instead of stalling CI
+
+
 @pytest.fixture(scope="session")
 def smoke_site(tmp_path_factory) -> Path:
     """Every claim notebook executed at the smoke profile into a copy of the book, which is then built
@@ -40,7 +43,7 @@ def smoke_site(tmp_path_factory) -> Path:
     results = root / "results"
     for nb in claim_notebooks():
         execute(nb, root / "book" / "claims", {"profile": "smoke", "results_dir": str(results), "workers": 0},
-                log_output=False)
+                log_output=False, cell_timeout=SMOKE_CELL_TIMEOUT)
     jb = Path(sys.executable).parent / "jupyter-book"
     build = subprocess.run([str(jb), "build", str(root), "--all", "--warningiserror", "--nitpick", "--keep-going"],
                            capture_output=True, text=True)
