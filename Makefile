@@ -18,6 +18,7 @@ $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt
 	$(PY) -m pip install --disable-pip-version-check -q --no-deps -e .
+	$(PY) -m critwin_lib.mkl_lever
 	touch $@
 
 ## reproduce: execute every claim notebook at PROFILE (training only missing runs), then build the book

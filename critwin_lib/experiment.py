@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
+from critwin_lib import mkl_lever
 from critwin_lib.config import RunConfig, canonical_json, from_dict, to_dict
 from critwin_lib.metrics import summarize
 
@@ -203,8 +204,9 @@ def _client(workers: int, scheduler: str | None):
 
     if scheduler:
         return Client(scheduler, timeout="30s"), None
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=logging.ERROR)
+    with mkl_lever.preloaded():  # the workers start with the AVX-512 shim where it applies (mkl_lever)
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
     return Client(cluster), cluster
 
 

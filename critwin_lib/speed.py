@@ -36,5 +36,7 @@ def configure_process() -> dict[str, object]:
     """One torch thread and the malloc settings; returns what was applied (recorded with each run)."""
     import torch
 
+    from critwin_lib import mkl_lever
+
     torch.set_num_threads(1)
-    return {"threads": 1, "malloc_tuned": tune_malloc()}
+    return {"threads": 1, "malloc_tuned": tune_malloc(), "mkl_avx512_shim": mkl_lever.active()}

@@ -1,0 +1,43 @@
+"""The MKL AVX-512 lever: applied only where it applies and is checked, and a run trained with it gives the
+same history as without it, within float32 tolerance."""
+
+import numpy as np
+import pytest
+
+from critwin_lib import config, experiment, mkl_lever
+from critwin_lib.config import to_dict
+
+LEVER, WHY = mkl_lever.verified()
+
+
+def test_it_says_why_where_it_does_not_apply(monkeypatch):
+    monkeypatch.setenv(mkl_lever.SWITCH, "0")
+    assert mkl_lever.why_not() == f"switched off ({mkl_lever.SWITCH}=0)"
+    mkl_lever.verified.cache_clear()
+    try:
+        assert mkl_lever.environment() == {}
+        with mkl_lever.preloaded() as on:
+            assert not on
+    finally:
+        mkl_lever.verified.cache_clear()
+
+
+def test_preloading_is_undone_after_the_block(monkeypatch):
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    with mkl_lever.preloaded() as on:
+        assert ("LD_PRELOAD" in __import__("os").environ) == on
+    assert "LD_PRELOAD" not in __import__("os").environ
+
+
+@pytest.mark.skipif(not LEVER, reason=f"the MKL AVX-512 lever does not apply here: {WHY}")
+def test_a_run_trained_on_a_worker_with_the_lever_matches_one_trained_without(tmp_path, tiny_cfg):
+    tiny_cfg = config.replace(tiny_cfg, **{"train.batch_size": 256})  # big enough for MKL's AVX-512 kernels
+    sw = experiment.sweep([tiny_cfg], tmp_path, workers=1, progress=False)
+    shimmed = sw.results[0]
+    assert shimmed.meta["mkl_avx512_shim"] is True
+    columns, meta = experiment.execute(to_dict(tiny_cfg))
+    assert meta["mkl_avx512_shim"] is False
+    for col in shimmed.history.columns:
+        if col.startswith(("loss/", "acc/")):
+            np.testing.assert_allclose(shimmed.history[col].to_numpy(float), np.asarray(columns[col], float),
+                                       rtol=1e-3, atol=1e-4, err_msg=col)
