@@ -11,7 +11,8 @@ export CRITWIN_SCHEDULER := $(SCHEDULER)
 # smoke runs are plumbing only: keep them out of the shipped results/
 RESULTS   := $(if $(filter smoke,$(PROFILE)),-p results_dir ../_build/results-smoke,)
 
-.PHONY: reproduce book html test lint unit bench clean chromium venv
+.PHONY: reproduce book html test lint unit bench verify clean chromium venv
+N ?= 5
 
 venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
@@ -44,6 +45,10 @@ test: $(STAMP) chromium
 ## bench: training speed of the project's path vs a plain eager model, peak fraction, sweep scaling
 bench: $(STAMP)
 	$(PY) -m critwin_lib.bench
+
+## verify: check every shipped run's checksums, then train N random shipped runs again and compare histories
+verify: $(STAMP)
+	$(PY) -m critwin_lib.verify --n $(N)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

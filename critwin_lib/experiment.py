@@ -1,27 +1,19 @@
-"""Run results cached by config hash, and sweeps of runs on Dask distributed.
+"""Training runs into the results cache (`store`), one at a time or as sweeps on Dask distributed.
 
-Layout: `<root>/runs/<key>/{config.json, history.parquet, meta.json}` where key = sha256 of the
-canonical config JSON and `RESULTS_VERSION`. An entry is written into a temporary folder and renamed
-into place in one step, so an interrupted run never leaves an entry that looks complete, and a
-finished run is never lost when a sweep is interrupted. Nothing is loaded with pickle.
-
-Sweeps run on a Dask `LocalCluster` (one single-threaded worker process per core) by default, or on
-an existing cluster given its scheduler address (`scheduler=` or `$CRITWIN_SCHEDULER`). Workers only
-compute; the client writes the cache, so workers need no shared disk.
+Before a sweep trains anything it checks that the results folder can take the runs and clears the temporary
+folders of interrupted saves. Sweeps run on a Dask `LocalCluster` (one single-threaded worker process per
+core) by default, or on an existing cluster given its scheduler address (`scheduler=` or
+`$CRITWIN_SCHEDULER`). Workers only compute; the client writes the cache, so workers need no shared disk.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,108 +24,21 @@ from tqdm import tqdm
 
 from critwin_lib import mkl_lever
 from critwin_lib.config import RunConfig, canonical_json, from_dict, to_dict
-from critwin_lib.metrics import summarize
+from critwin_lib.store import (  # noqa: F401 - the store's names, as callers have always found them here
+    RESULTS_VERSION,
+    DamagedRun,
+    MissingResults,
+    Result,
+    ResultsNotWritable,
+    Store,
+    run_key,
+)
 
-RESULTS_VERSION = "1"  # bump by hand when training semantics change: it re-keys every result
-DEFAULT_MS_PER_STEP = 30.0  # per worker, 2 layers, batch 256, evals and compiling included (measured here)
 REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def run_key(cfg: RunConfig) -> str:
-    """12 hex digits of sha256(canonical config JSON | RESULTS_VERSION)."""
-    return hashlib.sha256(f"{canonical_json(cfg)}|{RESULTS_VERSION}".encode()).hexdigest()[:12]
-
-
-@dataclass
-class Result:
-    key: str
-    config: RunConfig
-    history: pd.DataFrame
-    meta: dict[str, Any]
-
-    @property
-    def summary(self) -> dict[str, float]:
-        return summarize(self.history)
-
-
-class MissingResults(RuntimeError):
-    """Runs asked for are not in the store and training was not allowed."""
 
 
 class SweepFailed(RuntimeError):
     """Some runs of a sweep raised; the others were saved."""
-
-
-# ---------------------------------------------------------------------------------------- store
-class Store:
-    """The results folder."""
-
-    def __init__(self, root: str | os.PathLike) -> None:
-        self.root = Path(root)
-        self.runs = self.root / "runs"
-
-    def path(self, key: str) -> Path:
-        return self.runs / key
-
-    def has(self, key: str) -> bool:
-        return (self.path(key) / "meta.json").is_file()
-
-    def keys(self) -> list[str]:
-        if not self.runs.is_dir():
-            return []
-        return sorted(p.name for p in self.runs.iterdir() if not p.name.startswith(".") and self.has(p.name))
-
-    def load(self, key: str) -> Result:
-        d = self.path(key)
-        cfg = from_dict(json.loads((d / "config.json").read_text()))
-        history = pd.read_parquet(d / "history.parquet")
-        meta = json.loads((d / "meta.json").read_text())
-        return Result(key, cfg, history, meta)
-
-    def save(self, cfg: RunConfig, history: pd.DataFrame, meta: dict[str, Any]) -> Result:
-        """Write atomically: everything goes to a temporary folder that is renamed into place."""
-        key = run_key(cfg)
-        self.runs.mkdir(parents=True, exist_ok=True)
-        tmp = self.runs / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
-        tmp.mkdir()
-        try:
-            (tmp / "config.json").write_text(json.dumps(to_dict(cfg), indent=1, sort_keys=True) + "\n")
-            history.to_parquet(tmp / "history.parquet", index=False)
-            meta = {**meta, "key": key, "results_version": RESULTS_VERSION}
-            (tmp / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
-            if self.path(key).exists():  # someone else finished the same run first
-                shutil.rmtree(tmp)
-            else:
-                os.rename(tmp, self.path(key))
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return Result(key, cfg, history, meta)
-
-    def measured_ms_per_step(self) -> dict[tuple, float]:
-        """Median measured training time per step of the newest 400 stored runs (≥ 1000 steps, tuned malloc),
-        by (task, batch, depth, width) as their configs say: read once per estimate, whatever the number of
-        runs it covers."""
-        rates: dict[tuple, list[float]] = {}
-        for key in self.keys()[-400:]:
-            meta = json.loads((self.path(key) / "meta.json").read_text())
-            if meta.get("malloc_tuned") is True and meta.get("steps", 0) >= 1000:
-                cfg = json.loads((self.path(key) / "config.json").read_text())
-                kind = (cfg["task"].get("name", "anchor"), cfg["train"]["batch_size"], cfg["model"]["n_layer"],
-                        cfg["model"]["d_model"])
-                rates.setdefault(kind, []).append(1000 * meta["wall_s"] / meta["steps"])
-        return {kind: float(pd.Series(r).median()) for kind, r in rates.items()}
-
-    def ms_per_step(self, cfg: RunConfig, measured: dict[tuple, float] | None = None) -> float:
-        """Measured time per step of stored runs like this one (same task, batch, depth and width; for
-        estimates), else a guess scaled from the anchor task's by tokens per batch and model size.
-        `measured`: `measured_ms_per_step()` when the caller already has it."""
-        measured = self.measured_ms_per_step() if measured is None else measured
-        like = (cfg.task.name, cfg.train.batch_size, cfg.model.n_layer, cfg.model.d_model)
-        if like in measured:
-            return measured[like]
-        tokens = min(cfg.train.batch_size, 100_000) * cfg.task.seq_len / (256 * 9)
-        return DEFAULT_MS_PER_STEP * tokens * cfg.model.n_layer / 2 * (cfg.model.d_model / 64) ** 2
 
 
 # ---------------------------------------------------------------------------------------- runs
@@ -240,10 +145,13 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
     todo = {k: c for k, c in zip(keys, cfgs, strict=True) if not store.has(k)}
     workers, scheduler = _where(workers, scheduler)
     if todo and not train_missing:
-        raise MissingResults(f"{len(todo)} of {len(set(keys))} runs are not in {store.runs}; "
+        named = ", ".join(list(todo)[:3]) + (", ..." if len(todo) > 3 else "")
+        raise MissingResults(f"{len(todo)} of {len(set(keys))} runs are not in {store.runs} ({named}); "
                              f"run `make reproduce` to train them")
     failures: list[tuple[RunConfig, str]] = []
     if todo:
+        store.check_writable(len(todo))
+        store.clear_stale()
         where = "the given cluster" if client is not None else (f"cluster {scheduler}" if scheduler else None)
         _print_estimate(store, list(todo.values()), len(set(keys)), workers, where)
         commit = git_commit()

@@ -1,5 +1,6 @@
 import dataclasses
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -43,7 +44,7 @@ def test_run_trains_once_then_loads(tmp_path, tiny_cfg, monkeypatch):
     first = experiment.run(tiny_cfg, tmp_path)
     assert Store(tmp_path).has(first.key)
     assert set(p.name for p in (tmp_path / "runs" / first.key).iterdir()) == {"config.json", "history.parquet",
-                                                                               "meta.json"}
+                                                                               "meta.json", "sha256.json"}
     monkeypatch.setattr(experiment, "execute", lambda *a, **k: pytest.fail("trained again"))
     again = experiment.run(tiny_cfg, tmp_path)
     pd.testing.assert_frame_equal(first.history, again.history)
@@ -127,3 +128,85 @@ def test_instrumenting_a_run_gives_it_its_own_key_and_leaves_old_keys_alone():
     cfg = config.RunConfig()
     assert "instrument" not in config.canonical_json(cfg)
     assert experiment.run_key(config.replace(cfg, **{"train.instrument": True})) != experiment.run_key(cfg)
+
+
+# ------------------------------------------------------------------ results nobody can silently corrupt
+@pytest.fixture
+def stored(tmp_path, tiny_cfg):
+    return Store(tmp_path), experiment.run(tiny_cfg, tmp_path)
+
+
+def test_an_edited_number_in_a_stored_history_stops_loading_with_one_line(stored):
+    store, run = stored
+    path = store.path(run.key) / "history.parquet"
+    h = pd.read_parquet(path)
+    h.loc[h.index[-1], "acc/test_ood"] = 0.69
+    h.to_parquet(path, index=False)
+    with pytest.raises(experiment.DamagedRun) as e:
+        experiment.sweep([run.config], store.root, train_missing=False)
+    msg = str(e.value)
+    assert "\n" not in msg and run.key in msg and "history.parquet changed" in msg and "delete" in msg
+
+
+def test_a_config_edited_to_another_seed_no_longer_matches_its_folder(stored):
+    store, run = stored
+    path = store.path(run.key) / "config.json"
+    d = json.loads(path.read_text())
+    d["train"]["seed"] = 7
+    path.write_text(json.dumps(d))
+    (store.path(run.key) / "sha256.json").unlink()  # even without the sums, the key gives it away
+    with pytest.raises(experiment.DamagedRun, match="hashes to .*, not to its folder's name"):
+        store.load(run.key)
+
+
+def test_an_incomplete_run_folder_is_trained_again_and_replaced(stored):
+    store, run = stored
+    (store.path(run.key) / "meta.json").unlink()
+    assert not store.has(run.key)
+    again = experiment.sweep([run.config], store.root, workers=0, progress=False)
+    assert again.results[0] is not None and store.has(run.key) and store.problem(run.key) is None
+
+
+def test_a_second_save_of_the_same_run_is_a_no_op(stored):
+    store, run = stored
+    before = (store.path(run.key) / "sha256.json").read_text()
+    store.save(run.config, run.history, {**run.meta, "wall_s": -1})
+    assert (store.path(run.key) / "sha256.json").read_text() == before
+    assert [p.name for p in store.runs.iterdir()] == [run.key]
+
+
+def test_stale_temporary_folders_are_cleared_but_a_live_one_is_kept(tmp_path):
+    import os
+    import platform
+
+    store = Store(tmp_path)
+    store.runs.mkdir(parents=True)
+    dead = store.runs / f".tmp-abc-{platform.node()}-{2**22 + 12345}-0000"  # no such pid
+    live = store.runs / f".tmp-abd-{platform.node()}-{os.getpid()}-0000"
+    dead.mkdir(), live.mkdir()
+    assert store.clear_stale() == 1
+    assert live.exists() and not dead.exists()
+
+
+def test_a_read_only_results_folder_is_refused_before_any_training(tmp_path, tiny_cfg, monkeypatch):
+    import os
+
+    if os.geteuid() == 0:  # root writes anywhere: make the probe fail as a read-only folder would
+        monkeypatch.setattr(Path, "mkdir", lambda self, *a, **k: (_ for _ in ()).throw(PermissionError(
+            13, "Permission denied")))
+    else:
+        (tmp_path / "runs").mkdir()
+        (tmp_path / "runs").chmod(0o500)
+    monkeypatch.setattr(experiment, "execute", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(experiment.ResultsNotWritable, match="nothing was trained"):
+        experiment.sweep([tiny_cfg], tmp_path, workers=0, progress=False)
+
+
+def test_every_shipped_run_is_sealed_and_intact():
+    from .conftest import REPO
+
+    store = Store(REPO / "results")
+    unsealed = [k for k in store.keys() if not (store.path(k) / "sha256.json").is_file()]
+    assert not unsealed, f"{len(unsealed)} shipped runs without checksums: python -m critwin_lib.verify --seal"
+    damaged = {k: why for k in store.keys() if (why := store.problem(k))}
+    assert not damaged

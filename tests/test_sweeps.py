@@ -43,7 +43,8 @@ def assert_complete_once(root: Path, cfgs: list[config.RunConfig]) -> None:
     assert [n for n in names if n.startswith(".")] == [], "temporary folders left behind"
     assert names == sorted({run_key(c) for c in cfgs})
     for key in names:
-        assert {p.name for p in (runs / key).iterdir()} == {"config.json", "history.parquet", "meta.json"}
+        assert {p.name for p in (runs / key).iterdir()} == {"config.json", "history.parquet", "meta.json",
+                                                          "sha256.json"}
 
 
 @pytest.fixture
