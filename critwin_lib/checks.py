@@ -45,10 +45,15 @@ def count(value: Any, field: str) -> int:
     return value
 
 
-def seed_list(n_seeds: Any, default: int) -> list[int]:
-    """Seeds 0..n-1; n_seeds = 0 means the default count."""
+MAX_SEEDS = 64  # seeds per cell: more is almost surely a typo (64 seeds of a 14-cell page is ~900 runs)
+
+
+def seed_list(n_seeds: Any, default: int, field: str = "n_seeds") -> list[int]:
+    """Seeds 0..n-1; n_seeds = 0 means the default count; more than MAX_SEEDS is refused."""
     if not isinstance(n_seeds, int) or isinstance(n_seeds, bool) or n_seeds < 0:
-        raise ConfigError(f"n_seeds: must be a non-negative integer, got {n_seeds!r}")
+        raise ConfigError(f"{field}: must be a non-negative integer, got {n_seeds!r}")
+    if n_seeds > MAX_SEEDS:
+        raise ConfigError(f"{field}: at most {MAX_SEEDS} seeds per cell, got {n_seeds}")
     return list(range(n_seeds or default))
 
 

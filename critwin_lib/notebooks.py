@@ -83,6 +83,32 @@ def plan(notebooks: list[Path], params: dict[str, Any]) -> int:
     return missing
 
 
+SMOKE_RESULTS = REPO / "_build" / "results-smoke"  # where smoke runs go unless results_dir is given
+_TYPES = {bool: (bool,), int: (int,), float: (int, float), str: (str,), list: (list,), dict: (dict,)}
+_KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "text", list: "a list", dict: "a mapping"}
+
+
+def check_params(notebooks: list[Path], params: dict[str, Any]) -> dict[Path, dict[str, Any]]:
+    """Each notebook's parameters from the command line: a name no selected notebook declares, or a value of
+    another type than the parameter's default (a boolean where a number goes, text where a list goes), is a
+    ConfigError naming it, before any kernel starts. Each notebook gets only the names it declares."""
+    declared = {nb: registry.notebook_defaults(nb) for nb in notebooks}
+    known = {name for d in declared.values() for name in d}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ConfigError(f"{unknown[0]}: no selected notebook has this parameter; known: {sorted(known)}")
+    out = {}
+    for nb, defaults in declared.items():
+        mine = {k: v for k, v in params.items() if k in defaults}
+        for name, value in mine.items():
+            want = _TYPES.get(type(defaults[name]), (type(defaults[name]),))
+            if not isinstance(value, want) or (isinstance(value, bool) and bool not in want):
+                kind = _KINDS.get(type(defaults[name]), type(defaults[name]).__name__)
+                raise ConfigError(f"{name}: must be {kind} like its default {defaults[name]!r}, got {value!r}")
+        out[nb] = mine
+    return out
+
+
 def one_line_error(notebook: Path, err: BaseException) -> str:
     """`name: ErrorType: message` on one line (papermill's execution errors carry the kernel's)."""
     ename = getattr(err, "ename", type(err).__name__)
@@ -108,10 +134,13 @@ def main(argv: list[str] | None = None) -> int:
         params["profile"] = args.profile
     if args.no_train:
         params["train_missing"] = False
+    if params.get("profile") == "smoke" and "results_dir" not in params:  # never into the shipped results/
+        params["results_dir"] = str(SMOKE_RESULTS)
     from papermill.exceptions import PapermillExecutionError
 
     notebooks = args.notebooks or claim_notebooks()
     try:
+        per_notebook = check_params(notebooks, params)
         missing = plan(notebooks, params)
     except ConfigError as e:  # a bad parameter: one line, before anything is trained
         print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
@@ -121,9 +150,9 @@ def main(argv: list[str] | None = None) -> int:
               f"`make reproduce` trains them", file=sys.stderr)
         return 1
     for nb in notebooks:
-        print(f"== {nb.stem} {params}", file=sys.stderr, flush=True)
+        print(f"== {nb.stem} {per_notebook[nb]}", file=sys.stderr, flush=True)
         try:
-            execute(nb, args.out, params, log_output=not args.quiet)
+            execute(nb, args.out, per_notebook[nb], log_output=not args.quiet)
         except PapermillExecutionError as e:
             print(f"error: {one_line_error(nb, e)}", file=sys.stderr)
             return 1

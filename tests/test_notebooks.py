@@ -117,3 +117,38 @@ def test_reproduce_prints_the_whole_plan_before_anything_runs(tmp_path, capsys):
     runs = registry.planned_runs("c04_sharp_onset", {**defaults, "profile": "paper", "n_seeds": 12})
     # none + 7 onsets at 12 seeds, and the same under mid-fit at 4 seeds (the sensitivity table)
     assert len(runs) == 12 * 8 + 4 * 8 and all(r.train.steps == 20_000 for r in runs)
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("n_sedes", "4", "n_sedes: no selected notebook has this parameter"),
+    ("window_start_frac", "true", "window_start_frac: must be a number like its default 0.375, got True"),
+    ("workers", "many", "workers: must be an integer like its default -1, got 'many'"),
+    ("results_dir", "5", "results_dir: must be text like its default '../results', got 5"),
+    ("slider_starts", "abc", "slider_starts: must be a list like its default"),
+    ("n_seeds", "100000", "n_seeds: at most 64 seeds per cell, got 100000"),
+    ("__import__('os').system('true')", "1", "no selected notebook has this parameter"),
+])
+def test_a_bad_parameter_is_one_line_before_any_kernel_starts(tmp_path, capsys, monkeypatch, name, value, message):
+    from critwin_lib import notebooks
+
+    monkeypatch.setattr(notebooks, "execute", lambda *a, **k: pytest.fail("a kernel started"))
+    code = notebooks.main(["run", "--profile", "smoke", "-p", "results_dir", str(tmp_path), "-p", name, value,
+                           str(REPO / "notebooks" / "c01_critical_window.ipynb")] if name != "results_dir" else
+                          ["run", "--profile", "smoke", "-p", name, value,
+                           str(REPO / "notebooks" / "c01_critical_window.ipynb")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and err[-1].startswith("error: ") and message in err[-1], err[-1]
+    assert not any(tmp_path.iterdir())
+
+
+def test_smoke_runs_do_not_go_into_the_shipped_results_unless_asked(monkeypatch):
+    from critwin_lib import notebooks
+
+    seen = {}
+    monkeypatch.setattr(notebooks, "plan", lambda nbs, params: 0)
+    monkeypatch.setattr(notebooks, "execute", lambda nb, out, params, **k: seen.update(params))
+    assert notebooks.main(["run", "--quiet", "--profile", "smoke", str(NOTEBOOKS[1])]) == 0
+    assert seen["results_dir"] == str(notebooks.SMOKE_RESULTS)
+    assert notebooks.main(["run", "--quiet", "--profile", "smoke", "-p", "results_dir", "../results",
+                           str(NOTEBOOKS[1])]) == 0
+    assert seen["results_dir"] == "../results"
