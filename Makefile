@@ -22,10 +22,13 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m critwin_lib.mkl_lever
 	touch $@
 
-## reproduce: execute every claim notebook at PROFILE (training only missing runs), then build the book
+## reproduce: execute every claim notebook at PROFILE (training only missing runs), then build the book;
+## CLAIMS="C1 C4" executes only the pages deciding those ids (other pages missing from the book are executed
+## from the stored results)
 reproduce: $(STAMP)
-	$(PY) -m critwin_lib.notebooks run --profile $(PROFILE) $(RESULTS)
+	$(PY) -m critwin_lib.notebooks run --profile $(PROFILE) $(RESULTS) $(if $(CLAIMS),--claims $(CLAIMS),)
 	$(PY) -m critwin_lib.claims --profile $(PROFILE) $(if $(filter smoke,$(PROFILE)),--results _build/results-smoke,)
+	$(if $(CLAIMS),$(PY) -m critwin_lib.notebooks run --profile $(PROFILE) $(RESULTS) --no-train --quiet --missing-only,)
 	$(MAKE) html
 
 ## book: build the book from the shipped results only (no training; fails if a run is missing)

@@ -127,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                    help="set a parameter (YAML value)")
     r.add_argument("--quiet", action="store_true", help="do not echo the notebooks' output")
+    r.add_argument("--claims", nargs="+", default=None, metavar="ID",
+                   help="only the pages that decide these scoreboard ids (C1 C4b ...)")
+    r.add_argument("--missing-only", action="store_true", help="only notebooks without an executed copy in --out")
     args = ap.parse_args(argv)
 
     params: dict[str, Any] = {name: yaml.safe_load(value) for name, value in args.p}
@@ -138,8 +141,11 @@ def main(argv: list[str] | None = None) -> int:
         params["results_dir"] = str(SMOKE_RESULTS)
     from papermill.exceptions import PapermillExecutionError
 
-    notebooks = args.notebooks or claim_notebooks()
     try:
+        notebooks = args.notebooks or ([p.notebook for p in registry.by_claims(args.claims)] if args.claims
+                                       else claim_notebooks())
+        if args.missing_only:
+            notebooks = [nb for nb in notebooks if not (args.out / nb.name).exists()]
         per_notebook = check_params(notebooks, params)
         missing = plan(notebooks, params)
     except ConfigError as e:  # a bad parameter: one line, before anything is trained

@@ -152,3 +152,17 @@ def test_smoke_runs_do_not_go_into_the_shipped_results_unless_asked(monkeypatch)
     assert notebooks.main(["run", "--quiet", "--profile", "smoke", "-p", "results_dir", "../results",
                            str(NOTEBOOKS[1])]) == 0
     assert seen["results_dir"] == "../results"
+
+
+def test_reproduce_claims_runs_only_the_pages_deciding_those_ids(tmp_path, monkeypatch):
+    from critwin_lib import notebooks
+
+    ran = []
+    monkeypatch.setattr(notebooks, "plan", lambda nbs, params: 0)
+    monkeypatch.setattr(notebooks, "execute", lambda nb, out, params, **k: ran.append(nb.stem))
+    assert notebooks.main(["run", "--quiet", "--out", str(tmp_path), "--claims", "C4", "C1"]) == 0
+    assert ran == ["c01_critical_window", "c04_sharp_onset"]
+    (tmp_path / "c01_critical_window.ipynb").write_text("{}")
+    ran.clear()
+    assert notebooks.main(["run", "--quiet", "--out", str(tmp_path), "--missing-only"]) == 0
+    assert "c01_critical_window" not in ran and len(ran) == len(NOTEBOOKS) - 1
