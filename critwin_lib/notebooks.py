@@ -57,7 +57,44 @@ def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, An
                         kernel_name="python3", progress_bar=False, execution_timeout=cell_timeout,
                         stdout_file=sys.stdout if log_output else None,
                         stderr_file=sys.stderr if log_output else None)
+    one_parameters_block(out)
     return out
+
+
+def one_parameters_block(path: Path) -> None:
+    """In an executed notebook, fold papermill's injected cell into the notebook's own parameters cell: one
+    block with the values the page was built with (and the notebook's comments), hidden behind a toggle, after
+    a line saying how to change them."""
+    import ast
+
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    i = next((k for k, t in enumerate(tags) if "parameters" in t), None)
+    if i is None:
+        return
+    used = nb.metadata.get("papermill", {}).get("parameters", {})
+    cell = nb.cells[i]
+    lines = cell.source.splitlines()
+    for node in reversed(ast.parse(cell.source).body):  # from the end: earlier offsets stay valid
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id in used:
+            v = node.value
+            if v is not None and v.lineno == v.end_lineno:
+                ln = lines[v.lineno - 1]
+                lines[v.lineno - 1] = ln[:v.col_offset] + repr(used[node.target.id]) + ln[v.end_col_offset:]
+            elif v is not None:  # a value over several lines: replaced by one line
+                first = lines[v.lineno - 1][:v.col_offset] + repr(used[node.target.id])
+                lines[v.lineno - 1:v.end_lineno] = [first]
+    cell.source = "\n".join(lines)
+    cell.metadata["tags"] = ["parameters", "hide-input"]
+    nb.cells = [c for k, c in enumerate(nb.cells) if "injected-parameters" not in tags[k]]
+    note = nbformat.v4.new_markdown_cell(
+        f"**Parameters.** This page was built with the values below (click to show). To change one, run "
+        f"`python -m critwin_lib.notebooks run notebooks/{path.name} -p NAME VALUE` (or `make reproduce`).")
+    note.metadata["tags"] = ["parameters-note"]
+    nb.cells.insert(nb.cells.index(cell), note)
+    nbformat.write(nb, path)
 
 
 def plan(notebooks: list[Path], params: dict[str, Any]) -> int:

@@ -166,3 +166,14 @@ def test_reproduce_claims_runs_only_the_pages_deciding_those_ids(tmp_path, monke
     ran.clear()
     assert notebooks.main(["run", "--quiet", "--out", str(tmp_path), "--missing-only"]) == 0
     assert "c01_critical_window" not in ran and len(ran) == len(NOTEBOOKS) - 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_built_page_has_one_parameters_block_with_the_values_it_was_built_with(smoke_site, path):
+    nb = nbformat.read(smoke_site / "book" / "claims" / path.name, as_version=4)
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    assert not any("injected-parameters" in t for t in tags)
+    blocks = [c for c, t in zip(nb.cells, tags, strict=True) if "parameters" in t]
+    assert len(blocks) == 1 and "hide-input" in blocks[0].metadata["tags"]
+    assert "profile: str = 'smoke'" in blocks[0].source and "-p NAME VALUE" in nb.cells[nb.cells.index(blocks[0]) - 1].source
