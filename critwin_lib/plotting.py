@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from typing import Any
+from urllib.parse import quote
 
 import altair as alt
 import numpy as np
@@ -68,11 +70,26 @@ _TEMPLATE = """<div id="{div}"></div>
 </script>"""
 
 
+def data_links(spec: dict[str, Any]) -> str:
+    """HTML links that download each dataset of a chart as CSV (data: URLs, so they work offline), named after
+    the chart's title: a reader can re-plot any figure without Python."""
+    title = spec.get("title", "")
+    title = title.get("text", "") if isinstance(title, dict) else title
+    title = " ".join(title) if isinstance(title, list) else str(title)
+    stem = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "figure"
+    links = []
+    for i, rows in enumerate(v for v in spec.get("datasets", {}).values() if v):
+        name = f"{stem}{'-' + str(i + 1) if len(spec['datasets']) > 1 else ''}.csv"
+        csv = pd.DataFrame(rows).to_csv(index=False)
+        links.append(f'<a download="{name}" href="data:text/csv;charset=utf-8,{quote(csv)}">{name}</a>')
+    return (f'<p class="critwin-data">Data: {", ".join(links)}</p>') if links else ""
+
+
 def _vendored_renderer(spec: dict[str, Any], **_: Any) -> dict[str, str]:
     base = os.environ.get("CRITWIN_VENDOR_BASE", "../../_static/vendor")
     html = _TEMPLATE.format(div=f"critwin-{uuid.uuid4().hex[:12]}", base=base, spec=json.dumps(spec),
                             opt=json.dumps({"mode": "vega-lite", "actions": False}))
-    return {"text/html": html}
+    return {"text/html": html + data_links(spec)}
 
 
 def setup() -> None:

@@ -28,7 +28,8 @@ def test_book_pages_exist_and_reference_no_external_script(smoke_site):
     pages = sorted(html.rglob("*.html"))
     names = {p.relative_to(html).as_posix() for p in pages}
     assert {"index.html", "book/intro.html", "book/setup.html", "book/claims/c00_calibration.html",
-            "book/claims/c01_critical_window.html", "book/claims/c02_c03_budget_placement.html",
+            "book/claims/c01_critical_window.html", "book/claims/c01_relapse.html",
+            "book/claims/c02_c03_budget_placement.html",
             "book/claims/c04_sharp_onset.html", "book/claims/c04b_window_vs_fitting.html",
             "book/claims/c05_init_scale_window.html", "book/claims/c06_c07_basin.html",
             "book/claims/c08_grokking.html", "book/claims/c09_scan.html",
@@ -40,6 +41,20 @@ def test_book_pages_exist_and_reference_no_external_script(smoke_site):
         assert not EXTERNAL.search(text), f"{page.name}: {EXTERNAL.search(text).group(0)}"
         assert "cdn.jsdelivr.net" not in text and "cdnjs.cloudflare.com" not in text, page.name
     assert (html / "_static" / "vendor" / "vega.min.js").is_file()
+
+
+def test_every_figure_offers_its_data_as_csv(smoke_site):
+    from urllib.parse import unquote
+
+    html = smoke_site / "_build" / "html" / "book" / "claims"
+    for page in sorted(html.glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        charts = len(re.findall(r'<div id="critwin-[0-9a-f]{12}"></div>', text))
+        links = re.findall(r'<a download="([^"]+\.csv)" href="data:text/csv;charset=utf-8,([^"]*)"', text)
+        assert len(re.findall(r'class="critwin-data"', text)) >= charts, page.name
+        for name, body in links:
+            header = unquote(body).splitlines()[0]
+            assert "," in header or header, (page.name, name)
 
 
 def test_intro_quotes_glued_numbers(smoke_site):
