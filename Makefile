@@ -11,7 +11,7 @@ export CRITWIN_SCHEDULER := $(SCHEDULER)
 # smoke runs are plumbing only: keep them out of the shipped results/
 RESULTS   := $(if $(filter smoke,$(PROFILE)),-p results_dir ../_build/results-smoke,)
 
-.PHONY: reproduce book html test lint unit bench verify clean chromium venv
+.PHONY: reproduce book html test lint unit bench verify lab clean chromium venv
 N ?= 5
 
 venv: $(STAMP)
@@ -52,6 +52,11 @@ bench: $(STAMP)
 ## verify: check every shipped run's checksums, then train N random shipped runs again and compare histories
 verify: $(STAMP)
 	$(PY) -m critwin_lib.verify --n $(N)
+
+## lab: JupyterLab on 127.0.0.1 at the live explorer (it prints the URL with its token)
+lab: $(STAMP)
+	$(VENV)/bin/jupyter-lab --no-browser --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=$(CURDIR) \
+	  $(shell [ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/x01_explorer.ipynb
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -86,6 +86,9 @@ def explorer(results_dir: str | Path = "../results", profile: str = "quick") -> 
     import ipywidgets as w
     from IPython.display import display
 
+    from critwin_lib import plotting
+
+    plotting.setup()  # charts render offline in JupyterLab too
     style = {"description_width": "120px"}
     start = w.FloatSlider(value=0.375, min=0.0, max=0.75, step=0.125, description="window start", style=style)
     length = w.FloatSlider(value=0.25, min=0.125, max=1.0, step=0.125, description="window length", style=style)
@@ -96,6 +99,7 @@ def explorer(results_dir: str | Path = "../results", profile: str = "quick") -> 
     prof = w.Dropdown(options=list(LIVE_PROFILES), value=profile, description="profile", style=style)
     button = w.Button(description="train this cell", icon="play")
     status = w.HTML()
+    progress = w.Output()
     out = w.Output()
 
     def current() -> config.RunConfig:
@@ -116,7 +120,8 @@ def explorer(results_dir: str | Path = "../results", profile: str = "quick") -> 
 
     def train(_: Any) -> None:
         button.disabled = True
-        with out:
+        progress.clear_output()
+        with progress:  # the bar stays above the chart once the run is stored
             experiment.run(current(), results_dir, progress=True)
         refresh()
 
@@ -124,4 +129,5 @@ def explorer(results_dir: str | Path = "../results", profile: str = "quick") -> 
         control.observe(refresh, names="value")
     button.on_click(train)
     refresh()
-    return w.VBox([w.HBox([w.VBox([start, length, gamma]), w.VBox([lam, seed, prof])]), w.HBox([button, status]), out])
+    return w.VBox([w.HBox([w.VBox([start, length, gamma]), w.VBox([lam, seed, prof])]), w.HBox([button, status]),
+                   progress, out])

@@ -93,10 +93,14 @@ def _vendored_renderer(spec: dict[str, Any], **_: Any) -> dict[str, str]:
 
 
 def setup() -> None:
-    """Enable the critwin theme, and the offline renderer when building the book."""
+    """Enable the critwin theme and an offline renderer: the vendored scripts when building the book; in a live
+    kernel (JupyterLab), Altair's chart widget with its JavaScript bundled from the installed packages (anywidget,
+    vl-convert), so that nothing is fetched from the internet there either."""
     alt.renderers.register("critwin-vendored", _vendored_renderer)
     if os.environ.get("CRITWIN_ALTAIR_MODE") == "vendored":
         alt.renderers.enable("critwin-vendored")
+    else:
+        alt.renderers.enable("jupyter", offline=True)
     alt.theme.enable("critwin")
 
 

@@ -129,7 +129,7 @@ def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
 
     rows: list[dict[str, float]] = []
     loss_sum, loss_n = 0.0, 0
-    bar = tqdm(total=t.steps, desc="train", leave=False, disable=not progress)
+    bar = tqdm(total=t.steps, desc="train", disable=not progress)  # the finished bar stays (explorer)
     for step in range(t.steps + 1):
         if step % t.eval_every == 0 or step == t.steps:
             row = {"step": step, "lr": lr_at(t, min(step, t.steps - 1)), "wd": wd_at(cfg.wd, min(step, t.steps - 1)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,44 @@ def smoke_site(tmp_path_factory) -> Path:
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
     return root
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver, "Debian's chromium and chromium-driver are needed (make chromium installs them)"
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
+                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--window-size=1280,2000"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
+    yield drv
+    drv.quit()
+
+
+def requested_urls(drv) -> list[str]:
+    import json
+
+    urls = []
+    for entry in drv.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            urls.append(msg["params"]["request"]["url"])
+    return urls
+
+
+def wait_for(drv, script: str, timeout: float = 30.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        value = drv.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.25)
+    pytest.fail(f"timed out waiting for: {script}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import http.server
 import re
-import shutil
 import threading
 import time
 from urllib.parse import urlparse
@@ -17,6 +16,8 @@ from urllib.parse import urlparse
 import pytest
 
 from critwin_lib.claims.core import VERDICTS
+
+from .conftest import requested_urls, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -88,47 +89,6 @@ def served(smoke_site):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver, "Debian's chromium and chromium-driver are needed (make chromium installs them)"
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chromium
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
-                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--window-size=1280,2000"):
-        opts.add_argument(flag)
-    opts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(executable_path=driver), options=opts)
-    yield drv
-    drv.quit()
-
-
-def requested_urls(drv) -> list[str]:
-    import json
-
-    urls = []
-    for entry in drv.get_log("performance"):
-        msg = json.loads(entry["message"])["message"]
-        if msg.get("method") == "Network.requestWillBeSent":
-            urls.append(msg["params"]["request"]["url"])
-    return urls
-
-
-def wait_for(drv, script: str, timeout: float = 30.0):
-    end = time.time() + timeout
-    while time.time() < end:
-        value = drv.execute_script(script)
-        if value:
-            return value
-        time.sleep(0.25)
-    pytest.fail(f"timed out waiting for: {script}")
 
 
 def test_c1_page_draws_its_chart_and_slider_offline(served, browser):
