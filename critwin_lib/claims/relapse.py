@@ -54,7 +54,10 @@ def c01_relapse_design(*, profile: str, n_seeds: int, gamma: float, window_start
     full = lam * (end - start) / P.steps  # equal budget over the whole run
     ramp = max(1, min(P.steps - end, round(ramp_frac * (end - start))))
     window = ((start, end, lam),)
-    scheds = {"decay off": config.WDSchedule(windows=window),
+    # (a) says λ = 0 after the window explicitly: the same schedule as C1's window run but its own key, so that it
+    # is trained beside the other branches and shares their prefix bit for bit (C1's own runs came from other
+    # kernels: `c01_gap` compares the two)
+    scheds = {"decay off": config.WDSchedule(windows=(*window, (end, P.steps, 0.0))),
               "full λ continued": config.WDSchedule(windows=(*window, (end, P.steps, full))),
               "λ ramped to 0": config.WDSchedule(windows=window, ramps=((end, end + ramp, lam, 0.0),)),
               "all parameters": config.WDSchedule(windows=window)}
