@@ -27,6 +27,7 @@ from critwin_lib.tasks.anchor import composite_shift, trained_label_shift, train
 
 BRANCHES = ("decay off", "full λ continued", "λ ramped to 0", "all parameters")
 BASE = BRANCHES[0]
+C1_RUNS = "C1's window runs"  # the same schedule as (a), as the C1 page trained it (other kernels)
 
 
 @dataclass
@@ -70,6 +71,8 @@ def c01_relapse_design(*, profile: str, n_seeds: int, gamma: float, window_start
             if extra:
                 cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, **extra))
             specs.append(({"branch": name, "seed": s}, cfg))
+    specs += [({"branch": C1_RUNS, "seed": s}, protocol.anchor_run(P, s, config.WDSchedule(windows=window), gamma=gamma,
+                                                                    protocol=protocol_name)) for s in seeds]
     summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds; window "
                f"[{start}, {end}) at λ = {lam:g}; after it (a) λ = 0, (b) λ = {full:g} to the end, (c) λ from "
                f"{lam:g} to 0 over [{end}, {end + ramp}); (d) the window on every parameter")
@@ -139,11 +142,14 @@ def c01_relapse(*, results_dir: str, train_missing: bool = True, workers: int = 
                                      "t_mem": g["t_mem"].mean()})).reset_index()
     r = {b: fates.reasons(per_run, per_run["branch"] == b) for b in BRANCHES}
     parts = {b: fates.beats(f"{b} beats decay off", r[b], r[BASE]) for b in BRANCHES[1:]}
-    prefix = _prefix_gap(history, d.end)
+    prefix = _prefix_gap(history, d.end, ("full λ continued", "λ ramped to 0"))
+    c1 = per_run[per_run["branch"] == C1_RUNS].set_index("seed")["fate"]
+    same = per_run[per_run["branch"] == BASE].set_index("seed")["fate"].eq(c1.reindex(r[BASE].index))
     n = len(d.seeds)
     numbers: dict[str, Any] = {"profile": params["profile"], "seeds": n, "window_start": d.start,
                                "window_end": d.end, "ramp_end": d.end + d.ramp, "full_lambda": d.full_lambda,
-                               "prefix_gap": prefix}
+                               "prefix_gap": prefix, "c1_gap": _prefix_gap(history, d.end, (C1_RUNS,)),
+                               "c1_same_fate": int(same.sum()), "c1_k": int((c1 == "reasoning").sum())}
     t = table.set_index("branch")
     for b in BRANCHES:
         key = _key(b)
@@ -155,7 +161,7 @@ def c01_relapse(*, results_dir: str, train_missing: bool = True, workers: int = 
             numbers[f"p_{key}"] = parts[b].p
             numbers[f"state_{key}"] = parts[b].state
     variant = d.specs[0][1].task.variant
-    curves = reasoning_share(history)
+    curves = reasoning_share(history[history["branch"].isin(BRANCHES)])
     sched = schedules.schedule_frame(d.schedules, d.steps).assign(window_start=float(d.start))
     return RelapseResult([], numbers, d.summary, per_run, table, parts, _examples(history, per_run, variant),
                          curves, sched, d.start, d.end)
@@ -177,10 +183,10 @@ def _key(branch: str) -> str:
     return {"decay off": "off", "full λ continued": "full", "λ ramped to 0": "ramp", "all parameters": "all"}[branch]
 
 
-def _prefix_gap(history: pd.DataFrame, end: int) -> float:
-    """The largest difference in OOD accuracy between decay off and the branches that leave it at the window's
-    end ((b), (c)), at any evaluation up to it, same seed: 0 when the replay is exact."""
+def _prefix_gap(history: pd.DataFrame, end: int, others: tuple[str, ...]) -> float:
+    """The largest difference in OOD accuracy between decay off and `others` (runs that share its schedule up to
+    the window's end), at any evaluation up to it, same seed: 0 when the replay is exact."""
     h = history[history["step"] <= end].drop_duplicates(["key", "step"])
     wide = h.pivot_table(index=["seed", "step"], columns="branch", values="acc/test_ood")
-    gaps = [(wide[b] - wide[BASE]).abs().max() for b in ("full λ continued", "λ ramped to 0") if b in wide]
+    gaps = [(wide[b] - wide[BASE]).abs().max() for b in others if b in wide]
     return float(max(gaps)) if gaps else math.nan
