@@ -97,7 +97,7 @@ def explorer(results_dir: str | Path = "../results", profile: str = "quick") -> 
                         step=0.5, description="λ in window", style=style)
     seed = w.IntSlider(value=0, min=0, max=11, description="seed", style=style)
     prof = w.Dropdown(options=list(LIVE_PROFILES), value=profile, description="profile", style=style)
-    button = w.Button(description="train this cell", icon="play")
+    button = w.Button(description="train this cell")  # no icon: its font would be fetched from outside the book
     status = w.HTML()
     progress = w.Output()
     out = w.Output()

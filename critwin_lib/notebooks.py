@@ -58,7 +58,24 @@ def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, An
                         stdout_file=sys.stdout if log_output else None,
                         stderr_file=sys.stderr if log_output else None)
     one_parameters_block(out)
+    drop_removed_widgets(out)
     return out
+
+
+def drop_removed_widgets(path: Path) -> None:
+    """Clear the outputs of cells tagged remove-output, and drop the notebook's widget state when no output shows a
+    widget any more: the book then loads no widget manager for the page (whose fonts it cannot serve offline)."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "remove-output" in cell.metadata.get("tags", []):
+            cell.outputs = []
+    shown = any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
+                for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    if not shown and "widgets" in nb.metadata:
+        del nb.metadata["widgets"]
+    nbformat.write(nb, path)
 
 
 def one_parameters_block(path: Path) -> None:

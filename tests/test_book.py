@@ -143,3 +143,19 @@ def test_explorer_page_moves_with_both_sliders_offline(served, browser):
     local = urlparse(served).netloc
     urls = [u for u in requested_urls(browser) if urlparse(u).scheme in ("http", "https", "ws", "wss", "ftp")]
     assert [u for u in urls if urlparse(u).netloc != local] == []
+
+
+def test_no_page_logs_a_console_error(served, browser, smoke_site):
+    html = smoke_site / "_build" / "html"
+    errors = {}
+    browser.get_log("browser")  # drop what earlier tests left
+    for page in sorted(html.rglob("*.html")):
+        rel = page.relative_to(html).as_posix()
+        if rel.startswith(("_static", "genindex", "search")):
+            continue
+        browser.get(f"{served}/{rel}")
+        time.sleep(1.0)
+        severe = [e["message"][:200] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        if severe:
+            errors[rel] = severe
+    assert not errors, errors
