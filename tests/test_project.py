@@ -31,8 +31,8 @@ def test_setup_page_profile_table_matches_the_profiles():
         assert cells[5].startswith(f"{p.task['n_train_per_pair']} per pair"), row
 
 
-def test_readme_opens_with_the_two_commands():
+def test_readme_opens_with_the_commands_for_the_three_ways_of_using_it():
     blocks = re.findall(r"```(?:bash|sh)?\n(.*?)```", (REPO / "README.md").read_text(), re.S)
     first = [line.split("#")[0].strip() for line in blocks[0].splitlines() if line.strip()]
-    assert first == ["make reproduce", "make test"]
+    assert first == ["make reproduce", "make test", "make lab"]  # re-run the book, test it, explore live
     assert "make test" in (REPO / ".ci" / "run").read_text()
