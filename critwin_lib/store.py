@@ -82,23 +82,28 @@ class Store:
     def problem(self, key: str) -> str | None:
         """What is wrong with a stored run (None: nothing): its files against their checksums, and its config
         against its key."""
+        return self._checked(key)[0]
+
+    def _checked(self, key: str) -> tuple[str | None, RunConfig | None]:
+        """(what is wrong, None) or (None, the run's config), reading config.json once."""
         d = self.path(key)
         why = checksums.problem(d)
         if why:
-            return why
+            return why, None
         try:
             cfg = from_dict(json.loads((d / "config.json").read_text()))
         except (ValueError, ConfigError) as e:
-            return f"config.json unreadable ({str(e)[:80]})"
-        return None if run_key(cfg) == key else f"config.json hashes to {run_key(cfg)}, not to its folder's name"
+            return f"config.json unreadable ({str(e)[:80]})", None
+        if run_key(cfg) != key:
+            return f"config.json hashes to {run_key(cfg)}, not to its folder's name", None
+        return None, cfg
 
     def load(self, key: str) -> Result:
         """A stored run, checked first; a damaged one raises DamagedRun with the one-line repair."""
         d = self.path(key)
-        why = self.problem(key)
+        why, cfg = self._checked(key)
         try:
-            if not why:
-                cfg = from_dict(json.loads((d / "config.json").read_text()))
+            if cfg is not None:
                 history = pd.read_parquet(d / "history.parquet")
                 meta = json.loads((d / "meta.json").read_text())
                 return Result(key, cfg, history, meta)
