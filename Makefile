@@ -37,7 +37,7 @@ book: $(STAMP)
 	$(MAKE) html
 
 html: $(STAMP)
-	$(VENV)/bin/jupyter-book build . --all --warningiserror --nitpick --keep-going
+	$(VENV)/bin/jupyter-book build . --all --warningiserror --nitpick --keep-going --quiet
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
 ## test: ruff, unit tests, every notebook at smoke, the book build and a headless-Chromium check

@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -53,13 +55,22 @@ def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, An
     os.environ["CRITWIN_ALTAIR_MODE"] = "vendored"
     os.environ["CRITWIN_VENDOR_BASE"] = vendor_base(out_dir)
     out = out_dir / notebook.name
-    pm.execute_notebook(str(notebook), str(out), parameters=parameters or {}, cwd=str(notebook.parent),
-                        kernel_name="python3", progress_bar=False, execution_timeout=cell_timeout,
-                        stdout_file=sys.stdout if log_output else None,
-                        stderr_file=sys.stderr if log_output else None)
+    with tempfile.TemporaryDirectory(prefix="critwin-kernel-") as sockets:
+        pm.execute_notebook(str(notebook), str(out), parameters=parameters or {}, cwd=str(notebook.parent),
+                            kernel_name="python3", progress_bar=False, execution_timeout=cell_timeout,
+                            stdout_file=sys.stdout if log_output else None,
+                            stderr_file=sys.stderr if log_output else None, config=kernel_config(sockets))
     one_parameters_block(out)
     drop_removed_widgets(out)
     return out
+
+
+def kernel_config(sockets: str) -> Any:
+    """Talk to the kernel over local IPC sockets in `sockets` (a private temporary folder), not TCP:
+    nothing listens on a port, and the kernel has no reason to warn about plain-text TCP."""
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
 
 
 def drop_removed_widgets(path: Path) -> None:
@@ -195,6 +206,11 @@ def main(argv: list[str] | None = None) -> int:
         params["results_dir"] = str(SMOKE_RESULTS)
     from papermill.exceptions import PapermillExecutionError
 
+    absent = [str(nb) for nb in args.notebooks if not nb.is_file()]
+    if absent:
+        print(f"error: no such notebook: {', '.join(absent)} (the pages are notebooks/cNN_*.ipynb and "
+              f"notebooks/xNN_*.ipynb)", file=sys.stderr)
+        return 1
     try:
         notebooks = args.notebooks or ([p.notebook for p in registry.by_claims(args.claims)] if args.claims
                                        else claim_notebooks())
@@ -209,13 +225,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {missing} runs are missing from the results and --no-train was given; "
               f"`make reproduce` trains them", file=sys.stderr)
         return 1
-    for nb in notebooks:
-        print(f"== {nb.stem} {per_notebook[nb]}", file=sys.stderr, flush=True)
+    for i, nb in enumerate(notebooks, 1):
+        head = f"[{i}/{len(notebooks)}] {nb.stem}"
+        if args.quiet:  # one line per notebook: its name now, its time when it is done
+            print(f"{head} ...", end="", file=sys.stderr, flush=True)
+        else:
+            print(f"== {head} {per_notebook[nb]}", file=sys.stderr, flush=True)
+        start = time.monotonic()
         try:
             execute(nb, args.out, per_notebook[nb], log_output=not args.quiet)
         except PapermillExecutionError as e:
-            print(f"error: {one_line_error(nb, e)}", file=sys.stderr)
+            print(f"{' failed' if args.quiet else ''}\nerror: {one_line_error(nb, e)}", file=sys.stderr)
             return 1
+        if args.quiet:
+            print(f" {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
     return 0
 
 

@@ -135,10 +135,14 @@ class Store:
         if self.has(key):  # someone else finished the same run first
             shutil.rmtree(tmp)
             return
-        if self.path(key).exists():  # an incomplete folder: moved aside, then removed
+        if self.path(key).exists() and not self.has(key):  # an incomplete folder: moved aside, then removed
             stale = self.runs / f"{TMP_PREFIX}stale-{key}-{uuid.uuid4().hex[:8]}"
-            os.rename(self.path(key), stale)
-            shutil.rmtree(stale, ignore_errors=True)
+            try:
+                os.rename(self.path(key), stale)
+            except FileNotFoundError:
+                pass  # another process moved it aside first
+            else:
+                shutil.rmtree(stale, ignore_errors=True)
         try:
             os.rename(tmp, self.path(key))
         except OSError:

@@ -46,7 +46,8 @@ def smoke_site(tmp_path_factory) -> Path:
         execute(nb, root / "book" / "claims", {"profile": "smoke", "results_dir": str(results), "workers": 0},
                 log_output=False, cell_timeout=SMOKE_CELL_TIMEOUT)
     jb = Path(sys.executable).parent / "jupyter-book"
-    build = subprocess.run([str(jb), "build", str(root), "--all", "--warningiserror", "--nitpick", "--keep-going"],
+    build = subprocess.run([str(jb), "build", str(root), "--all", "--warningiserror", "--nitpick", "--keep-going",
+                            "--quiet"],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
     return root

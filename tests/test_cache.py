@@ -1,5 +1,6 @@
 import dataclasses
 import json
+import multiprocessing
 from pathlib import Path
 
 import pandas as pd
@@ -210,3 +211,30 @@ def test_every_shipped_run_is_sealed_and_intact():
     assert not unsealed, f"{len(unsealed)} shipped runs without checksums: python -m critwin_lib.verify --seal"
     damaged = {k: why for k in store.keys() if (why := store.problem(k))}
     assert not damaged
+
+
+def _save_all(root: str, runs: list, barrier) -> None:
+    store = Store(root)
+    for cfg, history, meta in runs:
+        barrier.wait(timeout=60)  # both processes save each run at the same moment
+        store.save(cfg, history, meta)
+
+
+def test_two_processes_saving_the_same_runs_at_once_leave_one_sealed_copy_of_each(tmp_path, tiny_cfg):
+    trained = [experiment.run(config.replace(tiny_cfg, **{"train.seed": s}), tmp_path / "a") for s in range(6)]
+    runs = [(r.config, r.history, r.meta) for r in trained]
+    root = Store(tmp_path / "b")
+    root.runs.mkdir(parents=True)
+    (root.path(trained[0].key)).mkdir()  # an incomplete folder both processes want to replace
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(2)
+    procs = [ctx.Process(target=_save_all, args=(str(root.root), runs, barrier)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    assert sorted(p.name for p in root.runs.iterdir()) == sorted(r.key for r in trained)  # no temporary folders
+    for r in trained:
+        assert root.problem(r.key) is None
+        pd.testing.assert_frame_equal(root.load(r.key).history, r.history)

@@ -5,6 +5,7 @@ import io
 
 import pytest
 
+from critwin_lib import experiment
 from critwin_lib.claims import calibration, registry, scoreboard
 from critwin_lib.claims.core import VERDICTS
 
@@ -43,3 +44,17 @@ def test_the_claims_protocol_meets_the_calibration_rule_on_the_shipped_results()
     assert verdicts[protocol.DEFAULT_PROTOCOL].both_fates
     pr = protocol.get_protocol(protocol.DEFAULT_PROTOCOL)  # a 25 % window carries the calibrated full-run budget
     assert pr.window_lambda == pytest.approx(4 * verdicts[protocol.DEFAULT_PROTOCOL].best_lambda)
+
+
+def test_a_damaged_run_stops_the_scoreboard_with_one_line(smoke_site, tmp_path, capsys):
+    import shutil
+
+    results = tmp_path / "results"
+    shutil.copytree(smoke_site / "results", results)
+    page = registry.BY_STEM["c01_critical_window"]
+    first = registry.planned_runs(page.notebook.stem, scoreboard.page_params(page, "smoke", results))[0]
+    victim = results / "runs" / experiment.run_key(first)
+    (victim / "meta.json").write_text((victim / "meta.json").read_text().replace("{", "{ ", 1))
+    assert scoreboard.main(["--profile", "smoke", "--results", str(results), "--out", "-"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and victim.name in err[0], err

@@ -82,6 +82,28 @@ def test_notebook_runs_at_smoke_and_glues_a_verdict(smoke_site, path):
 
 
 @pytest.mark.slow
+def test_a_quiet_run_prints_one_line_per_notebook_and_no_kernel_warning(tmp_path):
+    pages = [REPO / "notebooks" / "c00_calibration.ipynb", REPO / "notebooks" / "c09_scan.ipynb"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "critwin_lib.notebooks", "run", "--quiet", "--no-train", "--profile", "quick",
+         "--out", str(tmp_path), *map(str, pages)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lines = (proc.stdout + proc.stderr).strip().splitlines()
+    assert lines[0].startswith("reproduce: 2 notebooks need:"), lines
+    assert [re.sub(r"\d+ s$", "N s", line) for line in lines[1:]] == [
+        "[1/2] c00_calibration ... N s", "[2/2] c09_scan ... N s"], lines
+    assert not list(tmp_path.glob("kernel*")) and not list((REPO / "notebooks").glob("kernel-*"))
+
+
+def test_a_missing_notebook_is_one_line(capsys):
+    from critwin_lib import notebooks
+
+    assert notebooks.main(["run", "notebooks/c00_setup.ipynb"]) == 1
+    assert capsys.readouterr().err.strip() == ("error: no such notebook: notebooks/c00_setup.ipynb (the pages are "
+                                               "notebooks/cNN_*.ipynb and notebooks/xNN_*.ipynb)")
+
+
+@pytest.mark.slow
 def test_a_bad_parameter_fails_at_once_with_one_line_naming_it(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "critwin_lib.notebooks", "run", "--quiet", "--profile", "smoke",

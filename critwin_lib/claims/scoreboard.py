@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from critwin_lib.claims import registry
+from critwin_lib.config import ConfigError
+from critwin_lib.store import DamagedRun, MissingResults
 
 CLAIMS_CSV_COLUMNS = ["claim", "statement", "paper", "ours", "profile", "seeds", "verdict"]
 REPO = registry.NOTEBOOKS.parent
@@ -69,7 +71,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="default: <results>/claims.csv (quick) or claims_<profile>.csv; '-' for stdout (then "
                          "numbers.json is not written)")
     args = ap.parse_args(argv)
-    rows, numbers = compute(args.profile, args.results)
+    try:
+        rows, numbers = compute(args.profile, args.results)
+    except (DamagedRun, MissingResults, ConfigError) as e:  # each names the run or parameter and the repair
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     text = to_csv(rows)
     if str(args.out) == "-":
         sys.stdout.write(text)
