@@ -221,7 +221,7 @@ def _save_all(root: str, runs: list, barrier) -> None:
 
 
 def test_two_processes_saving_the_same_runs_at_once_leave_one_sealed_copy_of_each(tmp_path, tiny_cfg):
-    trained = [experiment.run(config.replace(tiny_cfg, **{"train.seed": s}), tmp_path / "a") for s in range(6)]
+    trained = [experiment.run(config.replace(tiny_cfg, **{"train.seed": s}), tmp_path / "a") for s in range(20)]
     runs = [(r.config, r.history, r.meta) for r in trained]
     root = Store(tmp_path / "b")
     root.runs.mkdir(parents=True)
