@@ -48,6 +48,7 @@ test: $(STAMP) chromium
 ## bench: training speed of the project's path vs a plain eager model, peak fraction, sweep scaling
 bench: $(STAMP)
 	$(PY) -m critwin_lib.bench
+	$(PY) -m critwin_lib.notebooks plan --profile paper
 
 ## verify: check every shipped run's checksums, then train N random shipped runs again and compare histories
 verify: $(STAMP)

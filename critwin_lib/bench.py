@@ -7,7 +7,10 @@
 * the glibc malloc tuning (`speed.tune_malloc`) on and off: in a fresh process, and in a Dask worker;
 * the MKL AVX-512 lever (`mkl_lever`): whether it applies, and the step time with and without it in fresh
   processes;
-* sweep throughput with 1 and with 2 Dask workers.
+* sweep throughput with 1 and with 2 Dask workers;
+* runs per hour of ensembles (`ensemble`: K runs as one batched model) of K = 1, 8, 64, 256 on the device it
+  finds (CUDA where torch sees one), against solo runs one per worker; written to `_build/bench.json`, from
+  which `python -m critwin_lib.notebooks plan --profile paper` projects the time of the paper plan.
 
 The last line is `bench: speedup_vs_eager=<x> peak_fraction=<y> sweep_scaling_2workers=<z> mkl_avx512_lever=<on|off>`
 (batch 256, 2 layers; the project's step as a sweep runs it, i.e. with the lever where it applies, against
@@ -26,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 import torch.nn as nn
@@ -196,6 +200,45 @@ def sweep_throughput(workers: int, n_runs: int, steps: int, malloc_tune: bool = 
         return n_runs / (time.perf_counter() - t0) * 60
 
 
+def ensemble_runs_per_hour(ks: tuple[int, ...] = (1, 8, 64, 256), device: str | None = None,
+                           steps_per_run: int = 20_000, seconds: float = 3.0) -> dict[int, float]:
+    """Runs per hour of one process training ensembles of K runs (batch 256, 2 layers; training steps only,
+    evaluations excluded) on `device` (default: `train.resolve_device`)."""
+    from critwin_lib.ensemble import Ensemble
+    from critwin_lib.train import resolve_device
+
+    dev = resolve_device(device)
+    out = {}
+    for k in ks:
+        cfgs = [RunConfig(model=ModelConfig(init_gamma=2.0), wd=WDSchedule.constant(0.1),
+                          train=TrainConfig(steps=steps_per_run, batch_size=256, lr=3e-4, seed=s)) for s in range(k)]
+        ens = Ensemble(cfgs, device=dev)
+        x = torch.randint(20, 100, (k, 256, 9), device=dev)
+        y = torch.randint(4, 110, (k, 256), device=dev)
+        for i in range(2):
+            ens.step(i, x, y)
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        n, t0 = 0, time.perf_counter()
+        while n < 3 or time.perf_counter() - t0 < seconds:
+            ens.step(n, x, y)
+            n += 1
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        ms = (time.perf_counter() - t0) / n * 1000
+        out[k] = k * 3600 / (ms / 1000 * steps_per_run)
+        print(f"ensemble of {k:3d} on {dev.type}: {ms:8.1f} ms per step of all {k}, "
+              f"{out[k]:7.1f} runs of {steps_per_run} steps per hour (training steps only)", flush=True)
+        if ms > MAX_STEP_MS and k != ks[-1]:
+            print(f"larger ensembles not timed: a step of {k} already takes {ms / 1000:.1f} s on {dev.type}",
+                  flush=True)
+            break
+    return out
+
+
+MAX_STEP_MS = 2000  # an ensemble this slow per step only gets slower per run when larger (CPU)
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_child":
@@ -204,7 +247,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--sweep-runs", type=int, default=8)
     ap.add_argument("--sweep-steps", type=int, default=300)
+    ap.add_argument("--ensembles", default="1,8,64,256", help="ensemble sizes K to time (comma-separated)")
+    ap.add_argument("--only-ensembles", action="store_true", help="time the ensembles only (as on a GPU machine)")
+    ap.add_argument("--out", type=Path, default=Path("_build/bench.json"))
     args = ap.parse_args(argv)
+    ks = tuple(int(k) for k in args.ensembles.split(","))
+    if args.only_ensembles:
+        return _ensembles(ks, None, args.out)
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, 1 thread per process, {os.cpu_count()} cores", flush=True)
 
@@ -251,8 +300,32 @@ def main(argv: list[str] | None = None) -> None:
           f"2 workers {two:.1f} runs/min", flush=True)
 
     scaling = two / one if one > 0 else math.nan
+    per_worker = 3600 / (swept_ms / 1000 * 20_000)  # a sweep's worker: compiled, with the lever where it applies
+    _ensembles(ks, per_worker * (scaling if (os.cpu_count() or 1) >= 2 else 1.0), args.out)
     print(f"bench: speedup_vs_eager={head['plain_ms'] / swept_ms:.2f} peak_fraction={head['peak_fraction']:.2f} "
           f"sweep_scaling_2workers={scaling:.2f} mkl_avx512_lever={'on' if lever else 'off'}")
+
+
+def _ensembles(ks: tuple[int, ...], solo_per_hour: float | None, out: Path) -> None:
+    """Time the ensembles, compare with solo runs on the workers (CPU), and write the rates for `plan`."""
+    from critwin_lib.train import resolve_device
+
+    dev = resolve_device().type
+    rates = ensemble_runs_per_hour(ks)
+    lanes = 1 if dev == "cuda" else min(2, os.cpu_count() or 1)
+    best_k = max(rates, key=rates.get)
+    best = rates[best_k] * lanes  # on the CPU one ensemble per worker
+    line = f"ensembles on {dev}: best K = {best_k}, {best:.1f} paper-length runs per hour"
+    if solo_per_hour is not None:
+        verdict = "win" if best > solo_per_hour else "do not win"
+        line += f" (solo runs on {lanes} workers: {solo_per_hour:.1f}; ensembles {verdict})"
+    print(line, flush=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    choice = max(best, solo_per_hour or 0.0)
+    out.write_text(json.dumps({"device": dev, "ensemble_runs_per_hour": {str(k): v for k, v in rates.items()},
+                               "lanes": lanes, "solo_runs_per_hour": solo_per_hour,
+                               "runs_per_hour": choice, "steps_per_run": 20_000,
+                               "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

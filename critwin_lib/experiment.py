@@ -63,20 +63,12 @@ def cpu_model() -> str:
     return f"{name}, {'AVX-512' if 'avx512f' in flags else 'no AVX-512'}"
 
 
-def execute(cfg_dict: dict[str, Any], compile: bool | None = None, progress: bool = False
-            ) -> tuple[dict[str, list], dict[str, Any]]:
-    """Train one run (in this process, or on a Dask worker) and return (history columns, meta)."""
+def _meta(cfgs: Sequence[RunConfig], wall_s: float, device: str, applied: dict[str, Any]) -> dict[str, Any]:
     import torch
 
-    from critwin_lib.speed import configure_process
-    from critwin_lib.train import train
-
-    applied = configure_process()
-    cfg = from_dict(cfg_dict)
-    t0 = time.time()
-    history = train(cfg, compile=compile, progress=progress)
-    meta = {
-        "wall_s": round(time.time() - t0, 2),
+    cfg = cfgs[0]
+    return {
+        "wall_s": round(wall_s / len(cfgs), 2),  # an ensemble's members share its time
         "steps": cfg.train.steps,
         "batch_size": cfg.train.batch_size,
         "n_layer": cfg.model.n_layer,
@@ -84,23 +76,74 @@ def execute(cfg_dict: dict[str, Any], compile: bool | None = None, progress: boo
         "python": platform.python_version(),
         "host": platform.node(),
         "cpu": cpu_model(),
+        "device": device,
+        **({"ensemble": len(cfgs)} if len(cfgs) > 1 else {}),
         "pid": os.getpid(),
         **applied,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    return history.to_dict(orient="list"), meta
+
+
+def execute(cfg_dict: dict[str, Any], compile: bool | None = None, progress: bool = False,
+            device: str | None = "cpu") -> tuple[dict[str, list], dict[str, Any]]:
+    """Train one run (in this process, or on a Dask worker) and return (history columns, meta)."""
+    from critwin_lib.speed import configure_process
+    from critwin_lib.train import resolve_device, train
+
+    applied = configure_process()
+    cfg = from_dict(cfg_dict)
+    dev = resolve_device(device)
+    t0 = time.time()
+    history = train(cfg, compile=compile, progress=progress, device=dev)
+    return history.to_dict(orient="list"), _meta([cfg], time.time() - t0, dev.type, applied)
+
+
+def execute_many(cfg_dicts: list[dict[str, Any]], compile: bool | None = None, device: str | None = "cpu"
+                 ) -> list[tuple[dict[str, list], dict[str, Any]]]:
+    """Train a unit of work: one run alone, or several compatible runs as one ensemble (`ensemble`)."""
+    if len(cfg_dicts) == 1:
+        return [execute(cfg_dicts[0], compile, device=device)]
+    from critwin_lib.ensemble import train_ensemble
+    from critwin_lib.speed import configure_process
+    from critwin_lib.train import resolve_device
+
+    applied = configure_process()
+    cfgs = [from_dict(d) for d in cfg_dicts]
+    dev = resolve_device(device)
+    t0 = time.time()
+    histories = train_ensemble(cfgs, device=dev)
+    meta = _meta(cfgs, time.time() - t0, dev.type, applied)
+    return [(h.to_dict(orient="list"), meta) for h in histories]
+
+
+def where_to_train(device: str | None = None, ensemble: int | None = None) -> tuple[str, int]:
+    """(device, ensemble size) of a sweep. device None: $CRITWIN_DEVICE, else "auto" (CUDA where torch sees a
+    GPU). ensemble None: $CRITWIN_ENSEMBLE, else 64 runs per batched model on a GPU and 1 (solo runs, one per
+    worker) on the CPU, where `make bench` finds that batching does not pay."""
+    from critwin_lib.train import resolve_device
+
+    dev = resolve_device(device).type
+    if ensemble is None:
+        ensemble = int(os.environ.get("CRITWIN_ENSEMBLE") or (GPU_ENSEMBLE if dev == "cuda" else 1))
+    if ensemble < 1:
+        raise ValueError(f"ensemble: must be at least 1 run per batched model, got {ensemble}")
+    return dev, ensemble
+
+
+GPU_ENSEMBLE = 64
 
 
 def run(cfg: RunConfig, root: str | os.PathLike, train_missing: bool = True, compile: bool | None = None,
-        progress: bool = False) -> Result:
-    """Load the run from the store, or train it here and store it (`progress`: a bar over its steps)."""
+        progress: bool = False, device: str | None = None) -> Result:
+    """Load the run from the store, or train it here and store it (`progress`: a bar over its steps;
+    `device`: as `where_to_train`)."""
     store = Store(root)
     key = run_key(cfg)
     if store.has(key):
         return store.load(key)
     if not train_missing:
         raise MissingResults(f"run {key} is not in {store.runs}; run `make reproduce` to train it")
-    columns, meta = execute(to_dict(cfg), compile, progress)
+    columns, meta = execute(to_dict(cfg), compile, progress, device=where_to_train(device, 1)[0])
     return store.save(cfg, pd.DataFrame(columns), {**meta, "git": git_commit()})
 
 
@@ -131,12 +174,15 @@ def _where(workers: int | None, scheduler: str | None) -> tuple[int, str | None]
 
 def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | None = None,
           scheduler: str | None = None, train_missing: bool = True, compile: bool | None = None,
-          allow_failures: bool = False, progress: bool = True, client=None) -> Sweep:
+          allow_failures: bool = False, progress: bool = True, client=None, device: str | None = None,
+          ensemble: int | None = None) -> Sweep:
     """Make sure every config has a stored result, training the missing ones in parallel.
 
     workers: Dask worker processes of the local cluster (None or -1: one per core; 0: train here, serially).
     scheduler: address of an existing Dask scheduler (default `$CRITWIN_SCHEDULER`), instead of a local one.
     client: a connected `distributed.Client` to use (and leave open) instead of either.
+    device, ensemble: where runs train and how many share one batched model (`where_to_train`); on a local
+    GPU the runs train in this process, ensemble after ensemble.
     Raises `MissingResults` before any training when runs are missing and `train_missing` is False,
     and `SweepFailed` at the end when a run raised (the others are stored) unless `allow_failures`.
     """
@@ -152,21 +198,28 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
     if todo:
         store.check_writable(len(todo))
         store.clear_stale()
+        dev, size = where_to_train(device, ensemble)
+        if dev == "cuda" and not scheduler and client is None:
+            workers = 0  # one GPU: this process feeds it, one ensemble at a time
+        units = _units(list(todo.values()), size)
         where = "the given cluster" if client is not None else (f"cluster {scheduler}" if scheduler else None)
-        _print_estimate(store, list(todo.values()), len(set(keys)), workers, where)
+        how = f" ({dev}{f', ensembles of up to {size} runs' if size > 1 else ''})" if dev != "cpu" or size > 1 else ""
+        _print_estimate(store, list(todo.values()), len(set(keys)), workers, where, how=how)
         commit = git_commit()
         bar = tqdm(total=len(todo), desc="runs", unit="run", disable=not progress, file=sys.stderr,
                    mininterval=5)
         if workers == 0 and not scheduler and client is None:
-            for cfg in todo.values():
+            for unit in units:
                 try:
-                    columns, meta = execute(to_dict(cfg), compile)
-                    store.save(cfg, pd.DataFrame(columns), {**meta, "git": commit})
+                    for cfg, (columns, meta) in zip(unit, execute_many([to_dict(c) for c in unit], compile, dev),
+                                                    strict=True):
+                        store.save(cfg, pd.DataFrame(columns), {**meta, "git": commit})
                 except Exception as e:  # noqa: BLE001 - reported with its config, the sweep goes on
-                    failures.append((cfg, f"{type(e).__name__}: {e}"))
-                bar.update(1)
+                    failures.extend((cfg, f"{type(e).__name__}: {e}") for cfg in unit if not store.has(run_key(cfg)))
+                bar.update(len(unit))
         else:
-            failures = _run_on_dask(store, todo, min(workers, len(todo)), scheduler, compile, commit, bar, client)
+            failures = _run_on_dask(store, units, min(workers, len(units)), scheduler, compile, commit, bar, client,
+                                    dev)
         bar.close()
     for cfg, err in failures:
         print(f"run {run_key(cfg)} failed: {err}\n  config: {canonical_json(cfg)}", file=sys.stderr)
@@ -177,8 +230,18 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
     return Sweep([loaded.get(k) for k in keys], failures)
 
 
-def _run_on_dask(store: Store, todo: dict[str, RunConfig], workers: int, scheduler: str | None,
-                 compile: bool | None, commit: str | None, bar, client=None) -> list[tuple[RunConfig, str]]:
+def _units(todo: list[RunConfig], size: int) -> list[list[RunConfig]]:
+    """The sweep's units of work: single runs, or ensembles of up to `size` compatible runs."""
+    if size <= 1:
+        return [[c] for c in todo]
+    from critwin_lib.ensemble import chunks
+
+    return chunks(todo, size)
+
+
+def _run_on_dask(store: Store, units: list[list[RunConfig]], workers: int, scheduler: str | None,
+                 compile: bool | None, commit: str | None, bar, client=None, device: str = "cpu"
+                 ) -> list[tuple[RunConfig, str]]:
     from distributed import as_completed
 
     failures: list[tuple[RunConfig, str]] = []
@@ -188,16 +251,17 @@ def _run_on_dask(store: Store, todo: dict[str, RunConfig], workers: int, schedul
         client, cluster = _client(workers, scheduler)
     futures: dict = {}
     try:
-        futures = {client.submit(execute, to_dict(cfg), compile, key=f"critwin-{key}", pure=False): key
-                   for key, cfg in todo.items()}
+        futures = {client.submit(execute_many, [to_dict(c) for c in unit], compile, device,
+                                 key=f"critwin-{run_key(unit[0])}-x{len(unit)}", pure=False): unit
+                   for unit in units}
         for fut in as_completed(futures):
-            key = futures[fut]
+            unit = futures[fut]
             try:
-                columns, meta = fut.result()
-                store.save(todo[key], pd.DataFrame(columns), {**meta, "git": commit})
+                for cfg, (columns, meta) in zip(unit, fut.result(), strict=True):
+                    store.save(cfg, pd.DataFrame(columns), {**meta, "git": commit})
             except Exception as e:  # noqa: BLE001 - a failed run is reported, the sweep goes on
-                failures.append((todo[key], f"{type(e).__name__}: {e}"))
-            bar.update(1)
+                failures.extend((cfg, f"{type(e).__name__}: {e}") for cfg in unit if not store.has(run_key(cfg)))
+            bar.update(len(unit))
     finally:  # on an interrupt: stop what is still queued or running (a remote cluster would go on)
         client.cancel([f for f in futures if not f.done()])
         if own:
@@ -208,14 +272,14 @@ def _run_on_dask(store: Store, todo: dict[str, RunConfig], workers: int, schedul
 
 
 def _print_estimate(store: Store, todo: list[RunConfig], total: int, workers: int, where: str | None,
-                    label: str = "sweep", note: str = "") -> None:
+                    label: str = "sweep", note: str = "", how: str = "") -> None:
     """One line before training: how many runs, and roughly how long (from this store's measured speed)."""
     measured = store.measured_ms_per_step()
     seconds = sum(store.ms_per_step(c, measured) * c.train.steps / 1000 for c in todo)
     lanes = None if where else max(1, min(workers, len(todo)))
     where = where or f"{lanes} worker{'s' * (lanes != 1)}"
     wall = f"~{seconds / lanes / 60:.1f} min" if lanes else f"~{seconds / 60:.1f} worker-min"
-    print(f"{label}: {total} runs, {total - len(todo)} stored, {len(todo)} to train on {where}: {wall} "
+    print(f"{label}: {total} runs, {total - len(todo)} stored, {len(todo)} to train on {where}{how}: {wall} "
           f"(estimate{note})", file=sys.stderr)
 
 

@@ -59,7 +59,7 @@ def generate_greedy(model: torch.nn.Module, inputs: torch.Tensor, targets: torch
     column t + 1 is the model's choice for the target of input position t."""
     scored = (targets != IGNORE).any(0).nonzero()
     stop = int(scored.max()) + 1 if len(scored) else start - 1  # the last position to generate
-    out = torch.zeros(inputs.shape[0], inputs.shape[1] + 1, dtype=inputs.dtype)
+    out = torch.zeros(inputs.shape[0], inputs.shape[1] + 1, dtype=inputs.dtype, device=inputs.device)
     out[:, :start] = inputs[:, :start]
     for t in range(start, stop + 1):
         out[:, t] = model(out[:, :t], last_only=True)[:, -1].argmax(-1)
@@ -204,7 +204,7 @@ def embedding_order(E: torch.Tensor, values: np.ndarray) -> float:
     X = E.detach().double()
     X = X - X.mean(0, keepdim=True)
     pc1 = torch.linalg.svd(X, full_matrices=False).Vh[0]
-    return abs(_spearman((X @ pc1).numpy(), np.asarray(values, dtype=float)))
+    return abs(_spearman((X @ pc1).cpu().numpy(), np.asarray(values, dtype=float)))
 
 
 def top_subspace(X: torch.Tensor, k: int, center: bool = True) -> torch.Tensor:

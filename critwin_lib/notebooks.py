@@ -181,6 +181,34 @@ def one_line_error(notebook: Path, err: BaseException) -> str:
     return f"{notebook.stem}: {ename}: {evalue[0] if evalue else ''}"
 
 
+def project(profile: str, bench: Path) -> int:
+    """Print the runs every page needs at `profile`, and their time at the rate `make bench` measured."""
+    import json
+
+    pages = claim_notebooks()
+    params: dict[str, Any] = {"profile": profile}
+    runs = []
+    for nb in pages:
+        if nb.stem in registry.BY_STEM:
+            defaults = registry.notebook_defaults(nb)
+            runs += registry.planned_runs(nb.stem, {**defaults, **params})
+    missing = plan(pages, params)
+    unique = {experiment.run_key(c): c for c in runs}
+    store = experiment.Store(REPO / "results")
+    todo = [c for k, c in unique.items() if not store.has(k)]
+    steps = sum(c.train.steps for c in todo)
+    if not bench.is_file():
+        print(f"{profile} plan: {missing} runs to train ({steps:,} steps); `make bench` measures this machine's "
+              f"rate, then this command projects their time")
+        return 0
+    rate = json.loads(bench.read_text())
+    hours = steps / rate["steps_per_run"] / rate["runs_per_hour"]
+    print(f"{profile} plan: {missing} runs to train ({steps:,} steps); at {rate['runs_per_hour']:.1f} runs of "
+          f"{rate['steps_per_run']:,} steps per hour ({rate['device']}, `make bench` of {rate['created']}): "
+          f"~{hours:.1f} hours")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m critwin_lib.notebooks", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -195,7 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--claims", nargs="+", default=None, metavar="ID",
                    help="only the pages that decide these scoreboard ids (C1 C4b ...)")
     r.add_argument("--missing-only", action="store_true", help="only notebooks without an executed copy in --out")
+    pl = sub.add_parser("plan", help="how many runs every page needs at a profile, and how long they take")
+    pl.add_argument("--profile", default="paper")
+    pl.add_argument("--bench", type=Path, default=REPO / "_build" / "bench.json",
+                    help="the rates `make bench` measured (default: _build/bench.json)")
     args = ap.parse_args(argv)
+    if args.cmd == "plan":
+        return project(args.profile, args.bench)
 
     params: dict[str, Any] = {name: yaml.safe_load(value) for name, value in args.p}
     if args.profile:

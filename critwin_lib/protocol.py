@@ -12,11 +12,11 @@ that γ = 1 without weight decay memorizes (the first CPU pilot's γ = 2 on d_mo
   windows imply; full-run λ = 1.5 reasons in most seeds, so a 25 % window carries λ = 6 (equal budget,
   spec §4.3's λ_win = 4·λ_full);
 * "early-fit-matrices": the same at lr 1e-3 (fitting ends after about a fifth of the run), window λ = 1.8,
-  the same per-step shrink lr·λ = 1.8e-3 inside a window (the clean partner for claim C4b; not yet run);
+  the same per-step shrink lr·λ = 1.8e-3 inside a window (the clean partner of claim C4b);
 * "mid-fit", "faster-fit", "early-fit": weight decay on all parameters (as the precursor code) at lr 3e-4,
   5e-4 and 1e-3 with window λ 3, 1.8 and 0.9 (lr·λ = 9e-4); tried on the calibration page, where
   mid-fit fails the rule (full-run weight decay reasons in at most half the seeds, λ = 3 collapses);
-  C4b pairs early-fit with the default protocol;
+  C4b's previous rule paired early-fit with the default protocol;
 * "sgd-mid-fit-matrices": SGD with momentum 0.9 (claim C12), its lr chosen on the C12 page by the same
   criterion (no weight decay fits the training set nearest mid-run), weight decay as coupled L2 on the
   same parameters with the default protocol's per-step shrink (`sgd_window_lambda`).

@@ -2,7 +2,10 @@
 
 Seeding: the model init draws from a torch generator seeded with `train.seed`, the batch order from
 a numpy generator seeded with (`train.seed`, 1); the data come from the task's own seed. On the CPU
-the same config gives the same history, bit for bit.
+the same config gives the same history, bit for bit. On a GPU (`device="cuda"`, or "auto" where one is
+present) the init and the batch order are the same (both are drawn on the CPU), and the history agrees
+with the CPU's within floating-point tolerance, not bit for bit: the device is an execution detail,
+not part of the config or its key.
 """
 
 from __future__ import annotations
@@ -23,6 +26,24 @@ from critwin_lib.metrics import evaluate, instrument
 from critwin_lib.model import TinyTransformer, decay_groups
 from critwin_lib.schedules import apply_hyperparams, lr_at, wd_at
 from critwin_lib.tasks import IGNORE, TaskData, make_task
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def resolve_device(name: str | torch.device | None = None) -> torch.device:
+    """The device to train on: "auto" (or None: $CRITWIN_DEVICE, else "auto") is CUDA where torch sees a GPU,
+    else the CPU. Asking for "cuda" where there is none is one clear error."""
+    if isinstance(name, torch.device):
+        return name
+    name = name or os.environ.get("CRITWIN_DEVICE") or "auto"
+    kind = name.split(":")[0]
+    if kind not in DEVICES:
+        raise ValueError(f"device: unknown device {name!r}; known: {', '.join(DEVICES)}")
+    if kind == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device: 'cuda' was asked for, but torch sees no GPU here (use 'auto' or 'cpu')")
+    return torch.device(name)
 
 
 def build_model(cfg: RunConfig, dtype: torch.dtype = torch.float32) -> TinyTransformer:
@@ -111,20 +132,23 @@ def training_step(model: torch.nn.Module, opt: torch.optim.Optimizer, cfg: RunCo
 
 
 def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
-          dtype: torch.dtype = torch.float32, compile: bool | None = False) -> pd.DataFrame:
+          dtype: torch.dtype = torch.float32, compile: bool | None = False,
+          device: str | torch.device | None = "cpu") -> pd.DataFrame:
     """Train one run; return its history, one row per evaluated step (0, eval_every, ..., steps).
 
     `compile` (execution detail, not part of the config): compile the loss with torch.compile;
-    None decides by run length.
+    None decides by run length. `device`: where to train (`resolve_device`; the default stays on the CPU).
     """
     t = cfg.train
+    dev = resolve_device(device)
     task = task if task is not None else make_task(cfg.task)
-    model = build_model(cfg, dtype)
+    model = build_model(cfg, dtype).to(dev)  # initialised on the CPU: the same init on every device
     opt = build_optimizer(model, cfg)
     step_fn = training_step(model, opt, cfg, compile, task.objective)
-    x_train = torch.from_numpy(task.train_inputs)
-    y_train = torch.from_numpy(task.train_targets)
-    evals = {name: (torch.from_numpy(s.inputs), torch.from_numpy(s.targets)) for name, s in task.splits.items()}
+    x_train = torch.from_numpy(task.train_inputs).to(dev)
+    y_train = torch.from_numpy(task.train_targets).to(dev)
+    evals = {name: (torch.from_numpy(s.inputs).to(dev), torch.from_numpy(s.targets).to(dev))
+             for name, s in task.splits.items()}
     order = batches(len(x_train), min(t.batch_size, len(x_train)), t.seed)
 
     rows: list[dict[str, float]] = []
@@ -144,7 +168,7 @@ def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
                              "train": f"{row['acc/train']:.2f}"})
         if step == t.steps:
             break
-        idx = next(order)
+        idx = next(order).to(dev)
         loss_sum += step_fn(lr_at(t, step), wd_at(cfg.wd, step), x_train[idx], y_train[idx])
         loss_n += 1
         bar.update(1)

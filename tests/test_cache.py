@@ -94,10 +94,10 @@ def test_sweep_serial_and_no_training_mode(tmp_path, tiny_cfg):
 def test_sweep_reports_a_failed_run_and_keeps_the_others(tmp_path, tiny_cfg, monkeypatch):
     real = experiment.execute
 
-    def flaky(cfg_dict, compile=None):
+    def flaky(cfg_dict, compile=None, **kw):
         if cfg_dict["train"]["seed"] == 1:
             raise RuntimeError("boom")
-        return real(cfg_dict, compile)
+        return real(cfg_dict, compile, **kw)
 
     monkeypatch.setattr(experiment, "execute", flaky)
     cfgs = [config.replace(tiny_cfg, **{"train.seed": s}) for s in range(3)]

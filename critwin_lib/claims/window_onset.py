@@ -229,8 +229,12 @@ def c04b(*, results_dir: str, train_missing: bool = True, workers: int = -1, **p
         **{f"part_{k.replace(' ', '_')}": v for k, v in parts.items()}}
     for p, e in boots.items():
         tag_ = p.replace("-", "_")
+        counts = table[table["protocol"] == p].set_index("onset")["reasoning"]
         numbers.update({f"{tag_}_t_mem": float(t_mem[p]), f"{tag_}_edge": e.edge, f"{tag_}_edge_lo": e.lo,
-                        f"{tag_}_edge_hi": e.hi, f"{tag_}_found": e.found, f"{tag_}_edge_text": e.text()})
+                        f"{tag_}_edge_hi": e.hi, f"{tag_}_found": e.found, f"{tag_}_edge_text": e.text(),
+                        f"{tag_}_none_reasoning": int(counts.get(-1, 0)),
+                        f"{tag_}_window_reasoning_min": int(counts[counts.index >= 0].min()),
+                        f"{tag_}_window_reasoning_max": int(counts[counts.index >= 0].max())})
     ours = "; ".join(f"{p}: t_mem {t_mem[p]:.0f}, " + (f"edge {e.edge:.0f} [{e.lo:.0f}, {e.hi:.0f}]"
                                                        if not math.isnan(e.edge) else "no edge")
                      + f" ({e.found:.0%} of resamples)" for p, e in boots.items())
