@@ -34,6 +34,22 @@ def bootstrap_ci(values: Sequence[float], n_boot: int = N_BOOT, level: float = L
     return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 
 
+def median_ci(values: Sequence[float], n_boot: int = N_BOOT, level: float = LEVEL, seed: int = 0
+              ) -> tuple[float, float, float]:
+    """(median, lo, hi): the median over seeds and its percentile-bootstrap interval. Values may be inf (a seed
+    that never got there counts as later than anything); NaN values are dropped."""
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if len(v) == 0:
+        return float("nan"), float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    meds = np.sort(v[rng.integers(0, len(v), size=(n_boot, len(v)))], axis=1)
+    meds = meds[:, (len(v) - 1) // 2]  # the lower median: defined with inf values (no inf − inf)
+    alpha = (1 - level) / 2
+    return (float(np.sort(v)[(len(v) - 1) // 2]), float(np.quantile(meds, alpha, method="lower")),
+            float(np.quantile(meds, 1 - alpha, method="higher")))
+
+
 def mean_ci(df: pd.DataFrame, by: list[str], value: str) -> pd.DataFrame:
     """Per group of `by`: n, mean, and the bootstrap interval (lo, hi) of `value` over rows (seeds)."""
     rows = []

@@ -41,6 +41,37 @@ def test_steps_to_grok_count_never_as_later_than_anything():
     assert specificity.censored_median(pd.Series([100.0, np.nan, np.nan]), 1000) == math.inf
 
 
+def _grok_runs(window_times: dict[str, list[float]], constant: list[float]) -> pd.DataFrame:
+    rows = [{"condition": "constant λ=1", "seed": s, "t_grok": t} for s, t in enumerate(constant)]
+    rows += [{"condition": w, "seed": s, "t_grok": t} for w, ts in window_times.items() for s, t in enumerate(ts)]
+    return pd.DataFrame(rows)
+
+
+def test_grok_ratios_are_paired_by_seed_and_never_counts_as_latest():
+    runs = _grok_runs({"late": [3000, np.nan, np.nan, 900]}, [1000, 1000, np.nan, np.nan])
+    r = specificity.grok_ratios(runs, "late", "constant λ=1")
+    assert r[0] == 3 and r[1] == math.inf and math.isnan(r[2]) and r[3] == 0
+    assert specificity.grok_ratios(runs, "late", "constant λ=1", offset=2000)[0] == 1
+
+
+@pytest.mark.parametrize("ratios, state", [
+    ({"early": [5] * 8, "late": [6] * 8}, "holds"),  # every placement ≥ 2x slower in every seed
+    ({"early": [5] * 8, "late": [0.5] * 8}, "rejected"),  # one placement groks sooner than the constant
+    ({"early": [5] * 4, "late": [6] * 4}, "undecided"),  # 4 seeds cannot decide a sign test at 5 %
+    ({"early": [5, 5, 5, 5, 1, 1, 1, 1], "late": [6] * 8}, "undecided"),
+])
+def test_c08_speed_part_reaches_each_state(ratios, state):
+    n = len(next(iter(ratios.values())))
+    runs = _grok_runs({w: [1000 * x for x in r] for w, r in ratios.items()}, [1000] * n)
+    got, cis = specificity.c08_speed(runs, {w: 0 for w in ratios}, "constant λ=1", from_onset=False)
+    assert got == state and set(cis) == set(ratios)
+
+
+def test_c08_power_needs_enough_seeds_to_decide():
+    assert specificity.c08_power(4, 3) == 0.0
+    assert 0 < specificity.c08_power(8, 3) < specificity.c08_power(16, 3) < 1
+
+
 def test_c09_reads_the_largest_budget_that_keeps_the_training_distribution_learned():
     assert specificity.choose_budget({0.5: 0.77, 0.25: 0.91, 0.1: 0.95}) == 0.25
     assert specificity.choose_budget({0.5: 0.92, 0.25: 0.91}) == 0.5

@@ -74,6 +74,11 @@ def part_at_least(lo: float, hi: float, least: float) -> str:
     return HOLDS if lo >= least else (REJECTED if hi < least else UNDECIDED)
 
 
+def all_of(states: list[str]) -> str:
+    """Several parts that must all hold, as one: rejected if one is, holds if all do, else undecided."""
+    return REJECTED if REJECTED in states else (HOLDS if states and all(s == HOLDS for s in states) else UNDECIDED)
+
+
 def combine(parts: dict[str, str]) -> str:
     """Every part holds: reproduced; some hold and some are rejected: partly reproduced; some are rejected and
     none holds: not reproduced; anything else (a part the seeds cannot decide): inconclusive."""
@@ -168,7 +173,8 @@ def verdict_c07(basin: pd.DataFrame) -> tuple[str, float]:
 
 
 def verdict_c08(no_window: bool, ratio: float) -> str:
-    """C8: every window groks in most seeds (no window) and the constant is ≥ 2x faster; partly: one of them."""
+    """C8, the rule before #10: every window groks in most seeds (no window) and the best constant's median is
+    ≥ 2x sooner than the windows' pooled median; partly: one of them."""
     fast = ratio >= C8_FAST
     return "reproduced" if no_window and fast else ("partly reproduced" if no_window or fast else "not reproduced")
 

@@ -36,10 +36,13 @@ def grok_reference(profile: str) -> RunConfig:
 
 def conditions(size: Size, constant_lambdas: list, budget_lambda: float, placements: dict,
                window_frac: float) -> dict[str, WDSchedule]:
-    """none, constant λ for each of `constant_lambdas`, and a window per placement carrying the budget of a
-    constant `budget_lambda` (λ_win = budget_lambda / window_frac). Bad values raise ConfigError naming them."""
+    """none, constant λ for each of `constant_lambdas` and for `budget_lambda` (the rule's reference), and a
+    window per placement carrying the budget of a constant `budget_lambda` (λ_win = budget_lambda / window_frac).
+    Bad values raise ConfigError naming them."""
     lambdas = checks.positive_numbers(constant_lambdas, "constant_lambdas", "positive numbers")
-    checks.positive_number(budget_lambda, "budget_lambda")
+    budget_lambda = checks.positive_number(budget_lambda, "budget_lambda")
+    if budget_lambda not in lambdas:
+        lambdas = [*lambdas, budget_lambda]
     if not isinstance(window_frac, int | float) or not 0 < window_frac <= 1:
         raise config.ConfigError(f"window_frac: must be in (0, 1], got {window_frac!r}")
     places = checks.placements(placements, window_frac)
@@ -74,6 +77,58 @@ def fmt_steps(v: float) -> str:
 
 
 # ------------------------------------------------------------------------------------------- C8
+def grok_ratios(per_run: pd.DataFrame, window: str, constant: str, offset: int = 0) -> np.ndarray:
+    """Per seed (paired): (t_grok of `window` − `offset`) / t_grok of `constant`. A seed that never groks counts
+    as later than any step: inf when only the window never groks, 0 when only the constant never does, NaN
+    (no information) when neither does."""
+    w = per_run.loc[per_run["condition"] == window].set_index("seed")["t_grok"]
+    c = per_run.loc[per_run["condition"] == constant].set_index("seed")["t_grok"]
+    out = []
+    for seed in sorted(set(w.index) & set(c.index)):
+        tw, tc = float(w[seed]), float(c[seed])
+        if math.isnan(tw) or math.isnan(tc):
+            out.append(math.nan if math.isnan(tw) and math.isnan(tc) else (math.inf if math.isnan(tw) else 0.0))
+        else:
+            out.append(max(tw - offset, 0.0) / tc)
+    return np.array(out, dtype=float)
+
+
+def c08_speed(per_run: pd.DataFrame, windows: dict[str, int], constant: str, from_onset: bool
+              ) -> tuple[str, dict[str, tuple[float, float, float]]]:
+    """The part "the constant groks at least C8_FAST× sooner than each window": per window the median of the
+    per-seed ratios with its bootstrap interval ((median, lo, hi)), and the part's state over all windows. Per
+    window an exact sign test over seeds: holds when significantly more seeds have a ratio above C8_FAST than
+    below it, rejected when significantly more have one below."""
+    ratios = {w: grok_ratios(per_run, w, constant, onset if from_onset else 0) for w, onset in windows.items()}
+    states = []
+    for r in ratios.values():
+        above, below = int((r > rules.C8_FAST).sum()), int((r < rules.C8_FAST).sum())
+        states.append(rules.part_beats(stats.mcnemar_exact(above, below, "greater"),
+                                       stats.mcnemar_exact(above, below, "less")))
+    return rules.all_of(states), {w: stats.median_ci(r) for w, r in ratios.items()}
+
+
+POWER_SHARE = 0.9  # the paper's effect, per seed: a window's t_grok is ≥ C8_FAST× the constant's in 90 % of seeds
+
+
+def c08_power(n: int, n_windows: int, share: float = POWER_SHARE) -> float:
+    """The chance that the rule says "reproduced" with n seeds when every window groks in every seed and each
+    seed's ratio exceeds C8_FAST with probability `share`: each window's sign test must find it at α."""
+    from scipy.stats import binom
+
+    k = next((k for k in range(n + 1) if stats.mcnemar_exact(k, n - k, "greater") < rules.ALPHA), None)
+    if k is None or stats.binomial_ci(n, n)[0] < 0.5:  # even n of n cannot decide a part
+        return 0.0
+    return float(binom.sf(k - 1, n, share) ** n_windows)
+
+
+def ratio_text(m: float, lo: float, hi: float) -> str:
+    def f(v: float) -> str:
+        return "never" if v == math.inf else ("n/a" if math.isnan(v) else f"{v:.2g}")
+
+    return f"{f(m)}× [{f(lo)}, {f(hi)}]"
+
+
 @dataclass
 class GrokDesign(Design):
     size: Size
@@ -108,6 +163,7 @@ class GrokResult(ClaimResult):
     reference: pd.DataFrame
     order: list[str]
     budget: float
+    sensitivity: pd.DataFrame  # the speed part and the verdict under each way of counting (the rule's row marked)
 
 
 def c08(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> GrokResult:
@@ -145,7 +201,22 @@ def c08(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     t_same = float(table.loc[same, "t_grok_median"]) if same in table.index else math.nan
     ratio_same = win_median / t_same if math.isfinite(t_same) and t_same > 0 else math.nan
     no_window = all(table.loc[w, "grokked"] >= table.loc[w, "seeds"] / 2 for w in windows)
-    verdict = rules.verdict_c08(no_window, ratio)
+    old_verdict = rules.verdict_c08(no_window, ratio)
+    # the rule: every window groks in most seeds (exact intervals), and the constant with the windows' budget
+    # groks ≥ C8_FAST× sooner than each window, per seed, counted from step 0
+    shares = {w: stats.binomial_ci(int(table.loc[w, "grokked"]), int(table.loc[w, "seeds"])) for w in windows}
+    part_none = rules.all_of([rules.part_at_least(lo, hi, 0.5) for lo, hi in shares.values()])
+    onsets_ = {w: conds[w].windows[0][0] for w in windows}
+    choices = [(f, c) for f in (False, True) for c in dict.fromkeys([same, best])]
+    speed = {(f, c): c08_speed(per_run, onsets_, c, f) for f, c in choices}
+    part_fast, cis = speed[(False, same)]
+    parts = {"no window": part_none, "constant sooner at the same budget": part_fast}
+    verdict = rules.combine(parts)
+    sensitivity = pd.DataFrame([
+        {"time counted from": "the window's onset" if f else "step 0", "constant": c,
+         **{w: ratio_text(*ci) for w, ci in speed[(f, c)][1].items()},
+         "part": speed[(f, c)][0], "verdict": rules.combine({**parts, "constant sooner at the same budget": st}),
+         "rule": not f and c == same} for (f, c), (st, _) in speed.items()])
     ref_row = ref_hist.sort_values("step")
     ref_grok, ref_mem = t_grok(ref_row), t_mem(ref_row)
     numbers = {"profile": profile, "seeds": len(seeds), "steps": size.steps, "p": task.p,
@@ -153,7 +224,12 @@ def c08(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                "window_lambda": float(budget_lambda) / window_frac, "best_constant": best,
                "t_grok_best": t_best, "t_grok_windows": win_median, "ratio": ratio, "ratio_is_lower_bound": lower_bound,
                "t_grok_same_budget": t_same, "ratio_same_budget": ratio_same,
-               "no_window": bool(no_window), "verdict": verdict,
+               "no_window": bool(no_window), "verdict": verdict, "old_rule_verdict": old_verdict,
+               "part_no_window": part_none, "part_faster": part_fast, "fast": rules.C8_FAST,
+               "power": c08_power(len(seeds), len(windows)), "power_share": POWER_SHARE,
+               "power_16": c08_power(16, len(windows)),
+               "ratios_text": "; ".join(f"{w} {ratio_text(*ci)}" for w, ci in cis.items()),
+               "onset_ratios_text": "; ".join(f"{w} {ratio_text(*ci)}" for w, ci in speed[(True, same)][1].items()),
                "ref_steps": ref.train.steps, "ref_p": ref.task.p, "ref_train_frac": ref.task.train_frac,
                "ref_t_fit": ref_mem, "ref_t_grok": ref_grok,
                "ref_delay": ref_grok / ref_mem if ref_mem > 0 else math.nan,
@@ -162,19 +238,20 @@ def c08(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
         start = conds[w].windows[0][0]
         numbers[f"after_onset_{w}"] = censored_median(per_run.loc[per_run["condition"] == w, "t_grok"] - start,
                                                        size.steps)
+    for w, (lo, hi) in shares.items():
+        numbers[f"share_{w}_lo"], numbers[f"share_{w}_hi"] = lo, hi
     for c in conds:
         tag = _condition_tag(c)
         numbers[f"grokked_{tag}"] = int(table.loc[c, "grokked"])
         numbers[f"test_{tag}"] = float(table.loc[c, "final_test"])
         numbers[f"t_grok_{tag}"] = float(table.loc[c, "t_grok_median"])
-    speed = "no constant λ groks" if math.isnan(ratio) else f"{'≥ ' if lower_bound else ''}{ratio:.1f}x"
     groks = ", ".join(f"{w} {int(table.loc[w, 'grokked'])}/{len(seeds)}" for w in windows)
     rows = [{"claim": "C8", "statement": "grokking (modular arithmetic) shows no critical window; constant WD "
                                          "groks faster than windowed",
              "paper": "no window; constant ≈ 5x faster",
-             "ours": f"windows grok: {groks}; median steps to test > {GROKKED_ACC}: {best} "
-                     f"{fmt_steps(t_best)}, windows {fmt_steps(win_median)} ({speed}); reference run groks at "
-                     f"{fmt_steps(ref_grok)} (fits at {fmt_steps(ref_mem)})",
+             "ours": f"windows grok: {groks}; t_grok window / {same} (same budget, per seed, median "
+                     f"[95 %]): {numbers['ratios_text']}; from the window's onset: {numbers['onset_ratios_text']}; "
+                     f"reference run groks at {fmt_steps(ref_grok)} (fits at {fmt_steps(ref_mem)})",
              "profile": profile, "seeds": len(seeds), "verdict": verdict}]
     numbers["ours"] = rows[0]["ours"]
     curves = stats.mean_ci(history, ["condition", "step"], "acc/test")
@@ -183,7 +260,7 @@ def c08(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     ref_long["split"] = ref_long["split"].str.replace("acc/", "")
     sched = schedule_frame(conds, size.steps)
     return GrokResult(rows, numbers, d.summary, history, per_run, table.reset_index(), curves, sched, ref_long,
-                      list(conds), schedules.budget(conds[windows[0]], size.steps))
+                      list(conds), schedules.budget(conds[windows[0]], size.steps), sensitivity)
 
 
 # ------------------------------------------------------------------------------------------- C9
