@@ -2,12 +2,14 @@
 
 import csv
 import io
+import math
 
 import pytest
 
 from critwin_lib import experiment
 from critwin_lib.claims import calibration, registry, scoreboard
 from critwin_lib.claims.core import VERDICTS
+from critwin_lib.config import ConfigError
 
 from .conftest import REPO
 
@@ -58,3 +60,21 @@ def test_a_damaged_run_stops_the_scoreboard_with_one_line(smoke_site, tmp_path, 
     assert scoreboard.main(["--profile", "smoke", "--results", str(results), "--out", "-"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and victim.name in err[0], err
+
+
+def test_the_calibration_page_plans_its_paper_length_grid_and_names_a_bad_one():
+    from critwin_lib import protocol
+
+    base = {"profile": "quick", "n_seeds": 2, "gamma": 1.0, "grid": {"mid-fit-matrices": [0.0]}, "init_check": []}
+    grid = {"mid-fit-matrices-20k": [0.0, 4.5]}
+    d = calibration.c00_design(**base, paper_grid=grid, paper_seeds=3)
+    long = [c for _, c in d.specs if c.train.steps == 20000]
+    assert len(d.specs) == 2 + 6 and len(long) == 6 and {c.train.lr for c in long} == {1e-4}
+    for bad, field in [({"paper_grid": ["x"]}, "paper_grid"), ({"paper_grid": grid, "paper_seeds": -1}, "paper_seeds")]:
+        with pytest.raises(ConfigError, match=f"^{field}:"):
+            calibration.c00_design(**base, **bad)
+    for name in ("mid-fit-matrices-20k", "quarter-fit-matrices-20k"):  # the per-step shrink of the default window
+        pr, ref = protocol.get_protocol(name), protocol.get_protocol(protocol.DEFAULT_PROTOCOL)
+        assert pr.lr * pr.window_lambda == pytest.approx(ref.lr * ref.window_lambda)
+    text = calibration.describe({"a": calibration.ProtocolCheck(True, False, math.nan, False, 3000.0)}, 6000)
+    assert "does **not** give both fates" in text and "no full-run λ was tried" in text and "0.50 of the run" in text

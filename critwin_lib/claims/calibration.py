@@ -26,13 +26,18 @@ def _with_rule(table: pd.DataFrame, runs: pd.DataFrame, by: list[str]) -> pd.Dat
     return table.merge(counts, on=by, how="left")
 
 
-def c00_design(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: list) -> Design:
-    """For each protocol, no weight decay and constant λ over the whole run at each λ of `grid`
-    ({protocol: [λ, ...]}); and, without weight decay, the init scales of `init_check` (γ on σ₀)."""
+def long_profile(profile: str) -> str:
+    """The profile of the page's paper-length grid: the paper's 20,000 steps beside the quick profile, the page's
+    own profile otherwise (at smoke the grid stays plumbing; at paper it is the paper grid again)."""
+    return "paper" if profile == "quick" else profile
+
+
+def _grid_design(profile: str, n_seeds: int, gamma: float, grid: Any, init_check: list,
+                 field: str = "grid") -> Design:
     P = get_profile(profile)
-    seeds = P.seeds(n_seeds)
+    seeds = P.seeds(n_seeds, "paper_seeds" if field == "paper_grid" else "n_seeds")
     if not isinstance(grid, dict) or not grid:
-        raise config.ConfigError(f"grid: must map protocol names to lists of λ, got {grid!r}")
+        raise config.ConfigError(f"{field}: must map protocol names to lists of λ, got {grid!r}")
     specs = [({"protocol": name, "lambda": float(lam), "seed": s},
               protocol.anchor_run(P, s, protocol.full_run(lam), gamma=gamma, protocol=name))
              for name, lams in grid.items() for lam in lams for s in seeds]
@@ -40,6 +45,18 @@ def c00_design(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_che
               for g in init_check for s in seeds]
     return Design(specs + checks, f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, "
                                   f"{len(specs) + len(checks)} runs", seeds)
+
+
+def c00_design(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: list,
+               paper_grid: dict | None = None, paper_seeds: int = 4) -> Design:
+    """For each protocol, no weight decay and constant λ over the whole run at each λ of `grid`
+    ({protocol: [λ, ...]}); without weight decay, the init scales of `init_check` (γ on σ₀); and the same for
+    `paper_grid` at the paper's length (`long_profile`) with `paper_seeds` seeds."""
+    d = _grid_design(profile, n_seeds, gamma, grid, init_check)
+    if not paper_grid:
+        return d
+    long = _grid_design(long_profile(profile), paper_seeds, gamma, paper_grid, [], "paper_grid")
+    return Design(d.specs + long.specs, f"{d.summary}; paper length: {long.summary}", d.seeds)
 
 
 @dataclass
@@ -61,6 +78,7 @@ class CalibrationResult(ClaimResult):
     curves: pd.DataFrame
     init: pd.DataFrame
     verdicts: dict[str, ProtocolCheck]
+    paper: CalibrationResult | None = None  # the same for the paper-length grid
 
 
 def protocol_check(t: pd.DataFrame) -> ProtocolCheck:
@@ -73,8 +91,34 @@ def protocol_check(t: pd.DataFrame) -> ProtocolCheck:
                          bool(none_ok and full_ok), float(t.loc[0.0, "t_mem"]) if 0.0 in t.index else math.nan)
 
 
+def describe(verdicts: dict[str, ProtocolCheck], steps: int) -> str:
+    """One Markdown bullet per protocol: whether it gives both fates, and why."""
+    lines = []
+    for name, v in verdicts.items():
+        both = "gives both fates" if v.both_fates else "does **not** give both fates"
+        full = ("no full-run λ was tried" if math.isnan(v.best_lambda) else
+                f"the best full-run λ = {v.best_lambda:g} "
+                f"{'makes most seeds reason' if v.full_reasons else 'does not make most seeds reason'}")
+        lines.append(f"* **{name}** {both}: without weight decay t_mem = {v.t_mem_none:.0f} steps "
+                     f"({v.t_mem_none / steps:.2f} of the run), the none seeds "
+                     f"{'mostly memorize' if v.none_memorizes else 'do not mostly memorize'}; {full}.")
+    return "\n".join(lines)
+
+
 def c00(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> CalibrationResult:
-    """Calibration: which protocol settings give both fates (rule in the notebook), and σ₀'s check."""
+    """Calibration: which protocol settings give both fates (rule in the notebook), σ₀'s check, and (in
+    `.paper`) the same rule on the paper-length grid."""
+    c00_design(**params)  # every parameter checked before anything trains
+    paper_grid, paper_seeds = params.pop("paper_grid", None), params.pop("paper_seeds", 4)
+    result = _grid_page(results_dir, train_missing, workers, params)
+    if paper_grid:
+        result.paper = _grid_page(results_dir, train_missing, workers,
+                                  {**params, "profile": long_profile(params["profile"]), "n_seeds": paper_seeds,
+                                   "grid": paper_grid, "init_check": []})
+    return result
+
+
+def _grid_page(results_dir: str, train_missing: bool, workers: int, params: dict[str, Any]) -> CalibrationResult:
     d = c00_design(**params)
     P = get_profile(params["profile"])
     history, per_run = fetch(d.specs, results_dir, train_missing, workers)
@@ -96,6 +140,10 @@ def c00(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
         tag = name.replace("-", "_")
         numbers.update({f"{tag}_both_fates": v.both_fates, f"{tag}_best_lambda": v.best_lambda,
                         f"{tag}_t_mem_none": v.t_mem_none, f"{tag}_t_mem_frac": v.t_mem_none / P.steps})
+        if not math.isnan(v.best_lambda):  # the best full-run cell, for text that outlives a growing grid
+            numbers.update({f"{tag}_best_reasoning": int(t.loc[v.best_lambda, "reasoning"]),
+                            f"{tag}_best_ood": float(t.loc[v.best_lambda, "final_ood"]),
+                            f"{tag}_best_max_ood": float(t.loc[v.best_lambda, "max_ood"])})
         for lam in t.index:
             numbers[f"{tag}_ood_{lam:g}"] = float(t.loc[lam, "final_ood"])
             numbers[f"{tag}_reasoning_{lam:g}"] = int(t.loc[lam, "reasoning"])
