@@ -100,3 +100,44 @@ def test_bad_parameters_fail_before_any_training(tmp_path, claim, kw, name):
     with pytest.raises(ConfigError, match=f"^{name}"):
         getattr(robustness, claim)(**{**params, **kw})
     assert not (tmp_path / "results").exists()
+
+
+def _c12_runs(fates: dict[tuple[str, str], list[bool]]) -> pd.DataFrame:
+    return pd.DataFrame([{"optimizer": o, "name": name, "seed": s, "fate": "reasoning" if ok else "memorizing"}
+                         for (o, name), oks in fates.items() for s, ok in enumerate(oks)])
+
+
+def test_c12_parts_on_fates_reach_holds_rejected_and_undecided():
+    n = 8
+    yes, no = [True] * n, [False] * n
+    holds = robustness.c12_parts(_c12_runs({("SGD", "middle"): yes, ("SGD", "none"): no, ("SGD", "full"): no,
+                                            ("AdamW", "middle"): yes, ("AdamW", "full"): yes}))
+    assert [p["state"] for p in holds.values()] == ["holds", "holds", "holds"]
+    rejected = robustness.c12_parts(_c12_runs({("SGD", "middle"): no, ("SGD", "none"): yes, ("SGD", "full"): yes,
+                                               ("AdamW", "middle"): yes, ("AdamW", "full"): no}))
+    assert [p["state"] for p in rejected.values()] == ["rejected", "rejected", "rejected"]
+    few = robustness.c12_parts(_c12_runs({("SGD", "middle"): yes[:4], ("SGD", "none"): no[:4],
+                                          ("SGD", "full"): no[:4], ("AdamW", "middle"): yes[:4],
+                                          ("AdamW", "full"): yes[:4]}))
+    assert {p["state"] for p in few.values()} == {"undecided"}  # 4 seeds cannot reach p < 0.05
+
+
+def _depth_runs(ok: dict[int, dict[int, list[bool]]], ood: dict[int, float]) -> pd.DataFrame:
+    """Window runs: ok[layers][onset] = per-seed reasoning; final OOD 0.9 when reasoning, else ood[layers]."""
+    return pd.DataFrame([{"condition": "window", "layers": d, "onset": o, "seed": s,
+                          "fate": "reasoning" if r else "memorizing", "final_ood": 0.9 if r else ood[d] + 0.01 * s}
+                         for d, by in ok.items() for o, seeds in by.items() for s, r in enumerate(seeds)])
+
+
+def test_c11_parts_need_onset_dependence_and_tested_differences():
+    n = 8
+    every = {o: [True] * n for o in (0, 1600, 3200)}
+    edge = {0: [False] * n, 1600: [False] * n, 3200: [True] * n}
+    flat = robustness.c11_parts(_depth_runs({2: edge, 4: every}, {2: 0.1, 4: 0.1}), 2, 4)
+    assert flat["the window persists (onset dependence)"]["state"] == "rejected"  # works at every onset
+    assert flat["lower plateau"]["state"] == "rejected"  # 4 layers reason more, seed by seed
+    window = robustness.c11_parts(_depth_runs({2: every, 4: edge}, {2: 0.1, 4: 0.1}), 2, 4)
+    assert window["the window persists (onset dependence)"]["state"] == "holds"
+    assert window["lower plateau"]["state"] == "holds"
+    assert window["more seed variance"]["state"] == "holds"  # the memorizing seeds spread, the reasoning ones do not
+    assert flat["more seed variance"]["state"] == "rejected"

@@ -110,14 +110,13 @@ def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     rho = float(both["predicted"].corr(both["edge"], method="spearman")) if len(both) >= 3 else math.nan
 
     m, r = fits["memorization"], fits["reasoning"]
-    c5_verdict = rules.verdict_c05(c5.edges.dropna(subset=["edge"]).sort_values("gamma"))
     numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict, "rate_start": start,
                "rate_steps": int(d.rate_specs[0][1].train.steps),
                "theory_slope_mem": th_slopes["memorization"], "theory_slope_rea": th_slopes["reasoning"],
                "exp_mem": m["exponent"], "exp_mem_lo": m["lo"], "exp_mem_hi": m["hi"], "exp_mem_n": m["n_gammas"],
                "exp_rea": r["exponent"], "exp_rea_lo": r["lo"], "exp_rea_hi": r["hi"], "exp_rea_n": r["n_gammas"],
                "time_scale": float(k), "overlay_mae": mae, "overlay_inside": inside, "overlay_n": int(len(others)),
-               "overlay_rho": rho, "c5_verdict": c5_verdict, "theory_seeds": n_theory}
+               "overlay_rho": rho, "theory_seeds": n_theory}
     numbers.update({f"theory_edge_{tag(g)}": float(f * P.steps) for g, f in zip(d.c5_gammas, th_edge, strict=True)})
     numbers.update({"exp_mem_text": _fmt(m), "exp_rea_text": _fmt(r)})
     ours = (f"transformer's early rates ∝ γ^k: memorization k = {_fmt(m)}, reasoning (OOD margin) k = {_fmt(r)}; "

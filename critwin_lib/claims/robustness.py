@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from critwin_lib import checks, config, protocol, schedules, stats
-from critwin_lib.claims import rules
+from critwin_lib.claims import onsets, rules
 from critwin_lib.claims.core import SUCCESS_OOD, ClaimResult, Design, Spec, condition_table, fetch, score_row
 from critwin_lib.config import ConfigError, ModelConfig, WDSchedule
 from critwin_lib.schedules import schedule_frame
@@ -83,6 +83,40 @@ def spread_ci(per_run: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0) 
 
 
 # ------------------------------------------------------------------------------------------ C11
+C11_PARTS = ("the window persists (onset dependence)", "lower plateau", "more seed variance")
+
+
+def c11_parts(per_run: pd.DataFrame, ref: int, deep: int, n_boot: int = stats.N_BOOT, seed: int = 0
+              ) -> dict[str, dict[str, Any]]:
+    """C11's parts at the deeper model, from the window runs (layers, onset, seed, fate, final_ood; seeds shared
+    by both depths): onset dependence by the C4 rule (the reasoning share's edge in ≥ 95 % of resamples over
+    seeds holds, ≤ 5 % rejected); a lower plateau (per seed, mean final OOD over onsets, deep − reference, below
+    0 on a sign-flip test; above 0 rejects); more seed variance (pooled across-seed sd, deep − reference, its
+    bootstrap over seeds above 0 holds, below 0 rejects)."""
+    w = per_run[per_run["condition"] == "window"]
+    deep_runs = w[w["layers"] == deep]
+    edge = onsets.share_edge(deep_runs)
+    level = w.pivot_table(index="seed", columns="layers", values="final_ood", aggfunc="mean").dropna()
+    diff = (level[deep] - level[ref]).to_numpy(float)
+    p_lower, p_higher = stats.sign_flip_test(diff, "less"), stats.sign_flip_test(diff, "greater")
+    seeds = np.array(sorted(level.index))
+    by = {d: w[w["layers"] == d].pivot_table(index="seed", columns="onset", values="final_ood").loc[seeds]
+          for d in (ref, deep)}
+
+    def sd_gap(idx: np.ndarray) -> float:
+        return float(by[deep].iloc[idx].std(ddof=1).mean() - by[ref].iloc[idx].std(ddof=1).mean())
+
+    rng = np.random.default_rng(seed)
+    boots = np.array([sd_gap(rng.integers(0, len(seeds), len(seeds))) for _ in range(n_boot)])
+    lo, hi = (float(np.nanquantile(boots, q)) for q in ((1 - stats.LEVEL) / 2, 1 - (1 - stats.LEVEL) / 2))
+    spread = rules.HOLDS if lo > 0 else (rules.REJECTED if hi < 0 else rules.UNDECIDED)
+    return dict(zip(C11_PARTS, (
+        {"state": rules.part_found(edge.found), "found": edge.found, "edge": edge.edge},
+        {"state": rules.part_beats(p_lower, p_higher), "diff": float(np.mean(diff)) if len(diff) else math.nan,
+         "p": p_lower},
+        {"state": spread, "diff": sd_gap(np.arange(len(seeds))), "lo": lo, "hi": hi}), strict=True))
+
+
 @dataclass
 class DepthDesign(Design):
     depths: list[int]
@@ -157,8 +191,15 @@ def c11(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     ref, deep = (by_depth[d] for d in depths)
     persists = deep["plateau"] >= deep["N"] + PERSISTS
     lower, spread = deep["plateau"] < ref["plateau"], deep["sd"] > ref["sd"]
-    verdict = rules.verdict_c11(persists, lower, spread)
-    numbers.update({"verdict": verdict, "persists": persists, "lower_plateau": lower, "more_spread": spread})
+    old_verdict = rules.verdict_c11(persists, lower, spread)  # the rule before #10, on means
+    parts = c11_parts(per_run, depths[0], depths[1])
+    verdict = rules.combine({k: v["state"] for k, v in parts.items()})
+    dep, low, var = (parts[k] for k in C11_PARTS)
+    numbers.update({"verdict": verdict, "old_rule_verdict": old_verdict, "persists": persists,
+                    "lower_plateau": lower, "more_spread": spread, "part_persists": dep["state"],
+                    "edge_found": dep["found"], "part_lower": low["state"], "level_diff": low["diff"],
+                    "p_lower": low["p"], "part_spread": var["state"], "sd_diff": var["diff"], "sd_diff_lo": var["lo"],
+                    "sd_diff_hi": var["hi"]})
 
     def part(d: int) -> str:
         v = by_depth[d]
@@ -166,7 +207,10 @@ def c11(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                 f"(onset {v['plateau_onset']:.0f}), none {v['N']:.2f}, seed sd {v['sd']:.2f} "
                 f"[{v['sd_lo']:.2f}, {v['sd_hi']:.2f}]")
     row = score_row("C11", "with 4 layers the window persists, with a lower plateau and more variance across seeds",
-                    "lower plateau, higher seed variance (no numbers)", f"{part(depths[1])}; {part(depths[0])}",
+                    "lower plateau, higher seed variance (no numbers)",
+                    f"{part(depths[1])}; {part(depths[0])}; {depths[1]} layers: an onset edge in "
+                    f"{dep['found']:.0%} of resamples; mean OOD over onsets {low['diff']:+.2f} (sign-flip p "
+                    f"{low['p']:.2f}); seed sd {var['diff']:+.2f} [{var['lo']:+.2f}, {var['hi']:+.2f}]",
                     P.name, len(seeds), verdict)
     numbers["ours"] = row["ours"]
     side = pd.DataFrame([{"layers": d, **by_depth[d]} for d in depths])
@@ -193,6 +237,34 @@ def paired_contrasts(per_run: pd.DataFrame, by: str) -> pd.DataFrame:
             rows.append({by: g, "contrast": name, "mean": float(np.mean(d)) if len(d) else math.nan,
                          "lo": lo, "hi": hi, "n": len(d)})
     return pd.DataFrame(rows)
+
+
+C12_PARTS = ("the window works under SGD", "constant much worse than the window under SGD",
+             "AdamW masks part of it")
+
+
+def c12_parts(per_run: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """C12's three parts on fates, paired by seed (same init and batch order under both optimizers):
+    under SGD, more seeds reason with the middle window than without weight decay, and than with constant λ
+    (exact one-sided McNemar tests); and the window's edge over the constant, per seed 1[middle reasons] −
+    1[constant reasons], is larger under SGD than under AdamW (sign-flip test on the per-seed differences of the
+    two). Each part holds at p < α in the paper's direction and is rejected at p < α in the other."""
+    r = per_run.assign(ok=per_run["fate"] == "reasoning").pivot_table(
+        index="seed", columns=["optimizer", "name"], values="ok", aggfunc="first").dropna().astype(bool)
+
+    def mcnemar(a: pd.Series, b: pd.Series) -> dict[str, Any]:
+        bb, cc = int((a & ~b).sum()), int((~a & b).sum())
+        pg, pl = stats.mcnemar_exact(bb, cc, "greater"), stats.mcnemar_exact(bb, cc, "less")
+        return {"state": rules.part_beats(pg, pl), "p": pg, "b": bb, "c": cc}
+
+    sgd = {k: r[("SGD", k)] for k in ("middle", "none", "full")}
+    edge = {o: r[(o, "middle")].astype(int) - r[(o, "full")].astype(int) for o in ("SGD", "AdamW")}
+    diff = (edge["SGD"] - edge["AdamW"]).to_numpy(float)
+    pg, pl = stats.sign_flip_test(diff, "greater"), stats.sign_flip_test(diff, "less")
+    masked = {"state": rules.part_beats(pg, pl) if len(diff) else rules.UNDECIDED, "p": pg,
+              "sgd_edge": float(edge["SGD"].mean()), "adamw_edge": float(edge["AdamW"].mean())}
+    return dict(zip(C12_PARTS, (mcnemar(sgd["middle"], sgd["none"]), mcnemar(sgd["middle"], sgd["full"]), masked),
+                    strict=True))
 
 
 def mid_fit_lr(t_mem_by_lr: dict[float, float], steps: int) -> float:
@@ -287,10 +359,18 @@ def c12(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     works = float(c.loc[("SGD", "middle − none"), "mean"]) >= PERSISTS
     gap_sgd, gap_adamw = (float(c.loc[(o, "middle − full"), "mean"]) for o in ("SGD", "AdamW"))
     much_worse = gap_sgd >= PERSISTS and gap_sgd > gap_adamw
-    verdict = rules.verdict_c12(works, much_worse)
+    old_verdict = rules.verdict_c12(works, much_worse)  # the rule before #10, on mean OOD differences
+    parts = c12_parts(per_run)
+    verdict = rules.combine({k: v["state"] for k, v in parts.items()})
     table = condition_table(per_run, ["optimizer", "name"])
-    numbers = {"profile": P.name, "seeds": len(seeds), "verdict": verdict, "window_works": works,
-               "constant_much_worse": much_worse, "sgd_lr": sgd.lr, "sgd_window_lambda": sgd.window_lambda,
+    works_p, worse_p, masked_p = (parts[k] for k in C12_PARTS)
+    numbers = {"profile": P.name, "seeds": len(seeds), "verdict": verdict, "old_rule_verdict": old_verdict,
+               "window_works": works, "constant_much_worse": much_worse,
+               "part_works": works_p["state"], "p_works": works_p["p"], "b_works": works_p["b"],
+               "c_works": works_p["c"], "part_worse": worse_p["state"], "p_worse": worse_p["p"],
+               "b_worse": worse_p["b"], "c_worse": worse_p["c"], "part_masked": masked_p["state"],
+               "p_masked": masked_p["p"], "sgd_edge": masked_p["sgd_edge"], "adamw_edge": masked_p["adamw_edge"],
+               "sgd_lr": sgd.lr, "sgd_window_lambda": sgd.window_lambda,
                "sgd_full_lambda": sgd.window_lambda * window_frac, "adamw_lr": protos["AdamW"].lr,
                "adamw_window_lambda": protos["AdamW"].window_lambda, "criterion_lr": chosen,
                "calibration_agrees": bool(chosen == sgd.lr), "lr_grid": ", ".join(f"{v:g}" for v in lr_grid),
@@ -313,10 +393,15 @@ def c12(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
         return (f"{opt}: window {numbers[o + '_ood_middle']:.2f}, full {numbers[o + '_ood_full']:.2f}, none "
                 f"{numbers[o + '_ood_none']:.2f} (window − full {numbers[o + '_middle_minus_full']:+.2f} "
                 f"[{numbers[o + '_middle_minus_full_lo']:+.2f}, {numbers[o + '_middle_minus_full_hi']:+.2f}])")
+    k = table.set_index(["optimizer", "name"])["reasoning"]
+    fates = "; ".join(f"{o}: middle {int(k[(o, 'middle')])}, full {int(k[(o, 'full')])}, none "
+                      f"{int(k[(o, 'none')])}" for o in ("SGD", "AdamW"))
     row = score_row("C12", "the window reproduces under SGD with momentum; there constant WD is much worse than "
                     "windowed, which AdamW partly masks",
                     "SGD: window works, constant much worse; AdamW masks part of it",
-                    f"{fmt('SGD')}; {fmt('AdamW')}; SGD lr {sgd.lr:g}", P.name, len(seeds), verdict)
+                    f"reasoning seeds of {len(seeds)}: {fates} (McNemar p: window vs none under SGD "
+                    f"{works_p['p']:.2f}, vs constant {worse_p['p']:.2f}; masked by AdamW, sign-flip p "
+                    f"{masked_p['p']:.2f}); SGD lr {sgd.lr:g}", P.name, len(seeds), verdict)
     numbers["ours"] = row["ours"]
     hist = history[history["part"] == "conditions"].copy()
     hist["name"] = name_placements(hist, P, places)
