@@ -105,12 +105,13 @@ def onset_fracs(values: Any, window_frac: float, field: str = "onset_fracs") -> 
     return sorted({float(f) for f in values})
 
 
-def placements(values: Any, window_frac: float, names: tuple[str, ...] | None = None) -> dict[str, float]:
+def placements(values: Any, window_frac: float, names: tuple[str, ...] | None = None,
+               field: str = "placements") -> dict[str, float]:
     """{name: start fraction} of windows that lie inside the run (exactly `names` when given)."""
     if not isinstance(values, dict) or not values or (names is not None and set(values) != set(names)):
         need = f"map {', '.join(names)} to onset fractions" if names else "be a non-empty {name: start_frac} dict"
-        raise ConfigError(f"placements: must {need}, got {values!r}")
+        raise ConfigError(f"{field}: must {need}, got {values!r}")
     for name, start in values.items():
         if not _is_number(start) or start < 0 or start + window_frac > 1 + 1e-9:
-            raise ConfigError(f"placements: window {name!r} at {start!r} must start in [0, 1 - window_frac]")
+            raise ConfigError(f"{field}: window {name!r} at {start!r} must start in [0, 1 - window_frac]")
     return {k: float(v) for k, v in values.items()}

@@ -53,9 +53,11 @@ def test_theory_cells_follow_the_run_fraction():
 @pytest.mark.parametrize("fn, params, match", [
     (init_scale.c05, {"n_seeds": 2, "gammas": [0.5, 0.5], "onset_fracs": [0.0], "window_frac": 0.25}, "gammas"),
     (init_scale.c05, {"n_seeds": 2, "gammas": [1.0], "onset_fracs": [0.9], "window_frac": 0.25}, "onsets"),
-    (init_scale.c06_c07, {"n_seeds": 2, "gammas": [0.7, 1.1], "window_start_frac": 0.0, "window_frac": 0.25}, "gammas"),
-    (init_scale.c06_c07, {"n_seeds": 2, "gammas": [0.5, 1.1], "window_start_frac": 0.9, "window_frac": 0.25},
-     "window_start_frac"),
+    (init_scale.c06_c07, {"n_seeds": 2, "gammas": [0.7, 1.1], "windows": {"early": 0.0}, "window_frac": 0.25},
+     "gammas"),
+    (init_scale.c06_c07, {"n_seeds": 2, "gammas": [0.5, 1.1], "windows": {"late": 0.9}, "window_frac": 0.25},
+     "windows"),
+    (init_scale.c06_c07, {"n_seeds": 2, "gammas": [0.5, 1.1], "windows": [0.0], "window_frac": 0.25}, "windows"),
     (rates.c10, {"n_seeds": 2, "rate_gammas": [1.0], "c5_n_seeds": 2, "c5_gammas": [0.5, 1.1],
                   "onset_fracs": [0.0], "window_frac": 0.25, "theory_seeds": 12}, "c5_gammas"),
     (rates.c10, {"n_seeds": 2, "rate_gammas": [1.0], "c5_n_seeds": 2, "c5_gammas": [1.0],
@@ -67,3 +69,55 @@ def test_bad_parameters_fail_before_any_training(tmp_path, fn, params, match):
     with pytest.raises(ConfigError, match=match):
         fn(profile="smoke", results_dir=str(tmp_path / "results"), **params)
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("b, c, n, state", [
+    (6, 0, 12, "holds"),  # 6 seeds reason at γ 1.1 only: one-sided McNemar p = 1/64
+    (4, 0, 12, "undecided"),  # p = 1/16: not enough; the interval still reaches the paper's gap
+    (0, 6, 12, "rejected"),  # the reverse is significant
+    (1, 1, 24, "rejected"),  # no difference and an interval that excludes the paper's gap
+    (0, 0, 4, "undecided"),  # 4 agreeing seeds exclude nothing
+])
+def test_c6_part_reaches_each_state(b, c, n, state):
+    assert init_scale.c06_part(b, c, n) == state
+
+
+def _basin(k, n=12):
+    return pd.DataFrame({"gamma": GAMMAS, "reasoning": k, "seeds": n})
+
+
+@pytest.mark.parametrize("k, parts", [
+    ([2, 11, 12, 11, 3], ("holds", "holds")),
+    ([2, 11, 12, 11, 10], ("holds", "undecided")),
+    ([12, 2, 3, 2, 3], ("rejected", "undecided")),
+    ([6, 6, 6, 6, 6], ("undecided", "undecided")),
+])
+def test_c7_pools_the_moderate_range_against_each_extreme(k, parts):
+    got = init_scale.c07_parts(_basin(k))
+    assert (got["beats the smallest γ"], got["beats the largest γ"]) == parts
+
+
+def test_c6_power_grows_with_seeds_and_is_low_at_the_papers_count():
+    p12, p24 = init_scale.c06_power(12), init_scale.c06_power(24)
+    assert 0.2 < p12 < 0.6 and p24 > p12 and init_scale.c06_power(4) == 0.0
+
+
+def _sweep_runs(reasoning_onsets: dict[float, list[list[int]]]) -> pd.DataFrame:
+    """Window runs: for each γ, per seed, the onsets under which the seed reasons (onsets 0, 1600, 3200, 4800)."""
+    rows = [{"gamma": g, "seed": s, "onset": o, "fate": "reasoning" if o in ok else "memorizing"}
+            for g, seeds in reasoning_onsets.items() for s, ok in enumerate(seeds) for o in (0, 1600, 3200, 4800)]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("earlier, state", [(True, "holds"), (False, "rejected")])
+def test_c5_trend_reads_where_each_seeds_windows_work(earlier, state):
+    late, early = [[3200, 4800]] * 4, [[0, 1600]] * 4
+    runs = _sweep_runs({0.5: late if earlier else early, 1.0: [[1600, 3200]] * 4, 1.5: early if earlier else late})
+    t = init_scale.c05_trend(runs)
+    assert t["state"] == state and t["n"] == 12
+
+
+def test_c5_trend_is_undecided_without_reasoning_seeds():
+    runs = _sweep_runs({0.5: [[]] * 2, 1.0: [[0]] * 2, 1.5: [[]] * 2})
+    assert init_scale.c05_trend(runs)["state"] == "undecided"
+    assert init_scale.window_centroids(runs)["centroid"].isna().sum() == 4
