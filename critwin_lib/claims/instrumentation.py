@@ -4,13 +4,14 @@ order and subspace alignment (the measurements of `metrics.instrument`, logged a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from critwin_lib import config, protocol, stats
+from critwin_lib import checks, config, protocol, stats
 from critwin_lib.claims import rules
 from critwin_lib.claims.core import ClaimResult, Design, fetch
 from critwin_lib.sizes import get_profile
@@ -26,16 +27,21 @@ C13_METRICS = {
 }
 
 
-def c13_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, window_frac: float,
+C13_MIN_RUNS = 12  # runs of each fate, among runs of one weight-decay exposure, before a contrast can decide
+
+
+def c13_design(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float,
                protocol_name: str = protocol.DEFAULT_PROTOCOL) -> Design:
-    """C13's runs: the C1 window and no weight decay, same seeds, instrumented."""
+    """C13's runs, instrumented: no weight decay and a window at each placement ({name: start fraction}; all
+    carry the same λ and length, so the same weight-decay exposure), same seeds."""
     P = get_profile(profile)
     seeds = P.seeds(n_seeds)
     pr = protocol.get_protocol(protocol_name, "protocol_name")
+    places = checks.placements(placements, window_frac)
     conds = {"none": config.WDSchedule.none(),
-             "window": protocol.window(P, window_start_frac, window_frac, pr.window_lambda)}
-    specs = [({"condition": c, "seed": s}, protocol.anchor_run(P, s, wd, gamma=gamma, protocol=protocol_name,
-                                                               instrument=True))
+             **{name: protocol.window(P, start, window_frac, pr.window_lambda) for name, start in places.items()}}
+    specs = [({"condition": c, "seed": s},
+              protocol.anchor_run(P, s, wd, gamma=gamma, protocol=protocol_name, instrument=True))
              for c, wd in conds.items() for s in seeds]
     return Design(specs, f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, {len(specs)} instrumented runs",
                   seeds)
@@ -47,6 +53,7 @@ class InstrumentResult(ClaimResult):
     per_run: pd.DataFrame
     table: pd.DataFrame
     curves: pd.DataFrame
+    by_fate: pd.DataFrame  # the rule's contrast: reasoning vs memorizing runs among the window runs
 
 
 def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> InstrumentResult:
@@ -56,10 +63,12 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     P = get_profile(params["profile"])
     proto = params.get("protocol_name", protocol.DEFAULT_PROTOCOL)
     history, per_run = fetch(d.specs, results_dir, train_missing, workers)
-    last = history[history["step"] == P.steps]
+    last = history[history["step"] == P.steps].merge(per_run[["condition", "seed", "fate"]],
+                                                     on=["condition", "seed"])
+    first = next(c for c in per_run["condition"].unique() if c != "none")
     diffs, rows = {}, []
-    for k in C13_METRICS:
-        w = last[last["condition"] == "window"].set_index("seed")[k]
+    for k in C13_METRICS:  # the rule before #10: the first window minus none, paired by seed
+        w = last[last["condition"] == first].set_index("seed")[k]
         n = last[last["condition"] == "none"].set_index("seed")[k]
         diff = (w - n.reindex(w.index)).to_numpy()
         lo, hi = stats.bootstrap_ci(diff)
@@ -68,9 +77,15 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                      "difference": float(np.mean(diff)), "lo": lo, "hi": hi,
                      "predicted sign": {1: "+", -1: "−"}.get(rules.C13_DIRECTION.get(k, 0), "")})
     agree = [C13_METRICS[k] for k in rules.agreeing_c13(diffs)]
-    verdict = rules.verdict_c13(len(agree))
+    old_verdict = rules.verdict_c13(len(agree))
+    by_fate = fate_contrasts(last[last["condition"] != "none"])
+    parts = {C13_METRICS[k]: by_fate.loc[k, "part"] for k in rules.C13_DIRECTION}
+    verdict = rules.combine(parts)
     ood = {r["key"]: r for r in rows}["acc/test_ood"]
-    numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict, "n_agree": len(agree),
+    n_r, n_m = int(by_fate["reasoning runs"].iloc[0]), int(by_fate["memorizing runs"].iloc[0])
+    numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict, "old_rule_verdict": old_verdict,
+               "n_agree": len(agree), "n_reasoning": n_r, "n_memorizing": n_m, "min_runs": C13_MIN_RUNS,
+               "n_hold": sum(v == rules.HOLDS for v in parts.values()),
                "protocol": proto, "window_lambda": protocol.get_protocol(proto).window_lambda,
                "ood_window": ood["window"], "ood_none": ood["none"]}
     for k, (m, lo, hi) in diffs.items():
@@ -78,11 +93,41 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
         numbers.update({f"d_{key}": m, f"d_{key}_lo": lo, f"d_{key}_hi": hi})
     row = {"claim": "C13", "statement": "reasoning and memorizing runs differ in condensation, stable rank, "
                                         "embedding order and subspace alignment",
-           "paper": "metrics named, values not given", "ours": f"{len(agree)} of 4 in the predicted direction "
-                                                              f"(95% CI excludes 0): " + (", ".join(agree) or "none"),
+           "paper": "metrics named, values not given",
+           "ours": f"window runs by fate: {n_r} reasoning vs {n_m} memorizing (≥ {C13_MIN_RUNS} each needed); "
+                   f"predicted differences that hold: {numbers['n_hold']} of {len(parts)}",
            "profile": P.name, "seeds": len(d.seeds), "verdict": verdict}
     long = history.melt(id_vars=["condition", "seed", "step"], value_vars=list(C13_METRICS),
                         var_name="key", value_name="value")
     curves = stats.mean_ci(long, ["condition", "key", "step"], "value")
     curves["metric"] = curves["key"].map(C13_METRICS)
-    return InstrumentResult([row], numbers, d.summary, history, per_run, pd.DataFrame(rows), curves)
+    return InstrumentResult([row], numbers, d.summary, history, per_run, pd.DataFrame(rows), curves, by_fate)
+
+
+def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0) -> pd.DataFrame:
+    """Per measurement at the end of training (`end`: runs of one weight-decay exposure, with fate): mean over
+    reasoning runs minus mean over memorizing runs, its bootstrap interval (resampling within each fate), and
+    one-sided permutation tests; a predicted direction's part holds at p < α that way, is rejected at p < α the
+    other way, and stays undecided with fewer than C13_MIN_RUNS runs of either fate."""
+    r, m = end[end["fate"] == "reasoning"], end[end["fate"] == "memorizing"]
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k, name in C13_METRICS.items():
+        a, b = r[k].dropna().to_numpy(float), m[k].dropna().to_numpy(float)
+        sign = rules.C13_DIRECTION.get(k, 0)
+        if len(a) and len(b):
+            boots = [rng.choice(a, len(a)).mean() - rng.choice(b, len(b)).mean() for _ in range(n_boot)]
+            lo, hi = (float(np.quantile(boots, q)) for q in (0.025, 0.975))
+            p_up, p_down = stats.permutation_test(a, b, "greater"), stats.permutation_test(a, b, "less")
+        else:
+            lo = hi = p_up = p_down = math.nan
+        p_pred, p_other = (p_up, p_down) if sign > 0 else (p_down, p_up)
+        part = (rules.part_beats(p_pred, p_other) if sign and min(len(a), len(b)) >= C13_MIN_RUNS
+                else rules.UNDECIDED)
+        rows.append({"key": k, "metric": name, "reasoning runs": len(a), "memorizing runs": len(b),
+                     "reasoning": float(a.mean()) if len(a) else math.nan,
+                     "memorizing": float(b.mean()) if len(b) else math.nan,
+                     "difference": float(a.mean() - b.mean()) if len(a) and len(b) else math.nan, "lo": lo, "hi": hi,
+                     "predicted sign": {1: "+", -1: "−"}.get(sign, ""),
+                     "p (predicted)": p_pred if sign else math.nan, "part": part if sign else ""})
+    return pd.DataFrame(rows).set_index("key")
