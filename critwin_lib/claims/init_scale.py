@@ -241,7 +241,7 @@ def _basin_verdicts(per_run: pd.DataFrame, gammas: list[float], success: str) ->
     p7 = c07_parts(basin)
     return {"c6": rules.combine({"γ 1.1 above γ 0.5": c06_part(b, c, len(seeds))}), "c7": rules.combine(p7),
             "c7_parts": p7, "b": b, "c": c, "k0": k0, "n0": n0, "k1": k1, "n1": n1,
-            "mcnemar_p": stats.mcnemar_exact(b, c, "greater"),
+            "mcnemar_p": stats.mcnemar_exact(b, c, "greater"), "mcnemar_p_reverse": stats.mcnemar_exact(b, c, "less"),
             "fisher_p": stats.fisher_exact(k1, n1, k0, n0, "greater"),
             "diff": stats.tango_ci(b, c, len(seeds)), "basin": basin}
 
@@ -282,6 +282,8 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                "rule_window": rule_window, "window_start": d.windows[rule_window].windows[0][0],
                "window_end": d.windows[rule_window].windows[0][1], "window_lambda": d.window_lambda,
                "fisher_p": v["fisher_p"], "mcnemar_p": v["mcnemar_p"], "b": v["b"], "c": v["c"],
+               "mcnemar_text": f"exact one-sided McNemar p {v['mcnemar_p']:.3f} for more reasoning seeds at γ 1.1, "
+                               f"{v['mcnemar_p_reverse']:.3f} for more at γ 0.5",
                "diff": v["diff"][0], "diff_lo": v["diff"][1], "diff_hi": v["diff"][2], "gap": rules.C6_GAP,
                "power": c06_power(len(d.seeds)), "power_12": c06_power(12), "power_24": c06_power(24),
                "c7_smallest": v["c7_parts"]["beats the smallest γ"],
