@@ -308,7 +308,7 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     rows = [{"claim": "C6", "statement": "the basin of the reasoning solution shrinks at small init",
              "paper": "γ 0.5: 8/12 seeds reach OOD > 0.5; γ 1.1: 12/12",
              "ours": f"{rule_window}: {counts} (γ 1.1 − γ 0.5 {v['diff'][0]:+.2f} [{v['diff'][1]:+.2f}, "
-                     f"{v['diff'][2]:+.2f}], exact McNemar p {v['mcnemar_p']:.2f}, paired by seed)",
+                     f"{v['diff'][2]:+.2f}], paired by seed; {numbers['mcnemar_text']})",
              "profile": P.name, "seeds": len(d.seeds), "verdict": v["c6"]},
             {"claim": "C7", "statement": "a moderate init scale is best", "paper": "γ ∈ [0.7, 1.1]",
              "ours": f"{rule_window}: γ 0.7-1.1 pooled vs γ {d.gammas[0]:g}: {v['c7_parts']['beats the smallest γ']}, "
