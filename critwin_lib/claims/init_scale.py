@@ -270,9 +270,9 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     found = {(w, m): _basin_verdicts(per_run[per_run["window"] == w], d.gammas, f"{m}_success")
              for w in names for m in ("final", "max")}
     v = found[(rule_window, "final")]
-    basin = _basin(per_run[per_run["window"] == rule_window], d.gammas)
     basins = pd.concat([_basin(per_run[per_run["window"] == w], d.gammas).assign(window=w) for w in names],
                        ignore_index=True)
+    basin = basins[basins["window"] == rule_window].drop(columns="window").reset_index(drop=True)
     old = found[("early" if "early" in names else rule_window, "final")]["basin"]  # the old rules read early
     v7 = rules.verdict_c07(old)[0]  # the old C7 rule: the γ with most reasoning seeds
     best = rules.verdict_c07(basin)[1]
