@@ -18,9 +18,12 @@ that γ = 1 without weight decay memorizes (the first CPU pilot's γ = 2 on d_mo
   mid-fit fails the rule (full-run weight decay reasons in at most half the seeds, λ = 3 collapses);
   C4b's previous rule paired early-fit with the default protocol;
 * "mid-fit-matrices-20k", "quarter-fit-matrices-20k": the default protocol at the paper's length (20,000 steps,
-  issue #11) with the learning rate only changed, lr 1e-4 (without weight decay the training set is fitted
-  around mid-run, ≈ 0.4 T) and lr 2e-4 (fitted at ≈ 4,600 steps, the geometry the paper's windows imply);
-  window λ 18 and 9 keep the default's per-step shrink lr·λ = 1.8e-3; calibrated on the calibration page;
+  issue #11) with the learning rate changed, lr 1e-4 (without weight decay the training set is fitted
+  around mid-run, ≈ 0.4 T) and lr 2e-4 (fitted at ≈ 4,600 steps, the geometry the paper's windows imply).
+  On the calibration page's paper-length grid, lr 1e-4 passes the rule with full-run λ 9 (twice the
+  quick protocol's per-step shrink; the quick shrink, λ 4.5, reasons in 1 of 4 seeds), so its window
+  carries λ 36 (λ_win = 4·λ_full, as the default); lr 2e-4 has no full-run λ that passes yet, and its
+  window keeps the default's per-step shrink (λ 9, lr·λ = 1.8e-3) until one does;
 * "sgd-mid-fit-matrices": SGD with momentum 0.9 (claim C12), its lr chosen on the C12 page by the same
   criterion (no weight decay fits the training set nearest mid-run), weight decay as coupled L2 on the
   same parameters with the default protocol's per-step shrink (`sgd_window_lambda`).
@@ -84,8 +87,8 @@ _ADAMW = (
     Protocol("mid-fit", 3e-4, 3.0, "lr 3e-4, weight decay on all parameters"),
     Protocol("faster-fit", 5e-4, 1.8, "lr 5e-4, weight decay on all parameters (calibration page only)"),
     Protocol("early-fit", 1e-3, 0.9, "lr 1e-3, weight decay on all parameters"),
-    Protocol("mid-fit-matrices-20k", 1e-4, 18.0, "lr 1e-4, weight decay on matrices and embeddings: at 20,000 "
-             "steps the training set is fitted around mid-run (paper profile, calibration page)",
+    Protocol("mid-fit-matrices-20k", 1e-4, 36.0, "lr 1e-4, weight decay on matrices and embeddings: at 20,000 "
+             "steps the training set is fitted around mid-run; full-run λ 9 (paper profile, calibration page)",
              wd_params="matrices"),
     Protocol("quarter-fit-matrices-20k", 2e-4, 9.0, "lr 2e-4, weight decay on matrices and embeddings: at "
              "20,000 steps the training set is fitted after about a quarter of the run (paper profile, "

@@ -144,9 +144,11 @@ def _grid_page(results_dir: str, train_missing: bool, workers: int, params: dict
             numbers.update({f"{tag}_best_reasoning": int(t.loc[v.best_lambda, "reasoning"]),
                             f"{tag}_best_ood": float(t.loc[v.best_lambda, "final_ood"]),
                             f"{tag}_best_max_ood": float(t.loc[v.best_lambda, "max_ood"])})
-        for lam in t.index:
-            numbers[f"{tag}_ood_{lam:g}"] = float(t.loc[lam, "final_ood"])
-            numbers[f"{tag}_reasoning_{lam:g}"] = int(t.loc[lam, "reasoning"])
+        for lam in t.index:  # λ 2.25 -> "2p25": glue keys without dots
+            key = f"{lam:g}".replace(".", "p")
+            numbers[f"{tag}_ood_{key}"] = float(t.loc[lam, "final_ood"])
+            numbers[f"{tag}_max_ood_{key}"] = float(t.loc[lam, "max_ood"])
+            numbers[f"{tag}_reasoning_{key}"] = int(t.loc[lam, "reasoning"])
     curves = []
     for name, v in verdicts.items():
         keep = (history["protocol"] == name) & history["lambda"].isin([0.0, v.best_lambda])

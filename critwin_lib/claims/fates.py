@@ -74,6 +74,8 @@ class Comparison:
     hi: float
     p: float  # beats: one-sided p that a > b; matches: the larger of the two one-sided TOST p-values (approx.)
     state: str  # rules.HOLDS, REJECTED or UNDECIDED
+    b: int = 0  # discordant seeds: a reasons and b does not
+    c: int = 0  # ... and the other way
 
     def text(self) -> str:
         ci = f"{90 if self.test == 'matches' else 95} % interval [{self.lo:+.2f}, {self.hi:+.2f}]"
@@ -94,10 +96,21 @@ def _aligned(a: Seeds, b: Seeds) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.lru_cache(maxsize=65536)
+def _mcnemar(b: int, c: int) -> tuple[float, float]:
+    return stats.mcnemar_exact(b, c, "greater"), stats.mcnemar_exact(b, c, "less")
+
+
+@functools.lru_cache(maxsize=65536)
 def _beats(b: int, c: int, n: int) -> tuple[float, float, float, float, float]:
-    p_more, p_less = stats.mcnemar_exact(b, c, "greater"), stats.mcnemar_exact(b, c, "less")
-    d, lo, hi = stats.tango_ci(b, c, n, stats.LEVEL)
-    return p_more, p_less, d, lo, hi
+    return *_mcnemar(b, c), *stats.tango_ci(b, c, n, stats.LEVEL)
+
+
+def beats_counts(b: int, c: int) -> tuple[str, float, float]:
+    """The "beats" test on discordant counts alone (b pairs where only a succeeds, c where only b does), the
+    same exact McNemar test as `beats` (and so the exact sign test of b ups against c downs): the part's state,
+    the one-sided p that a is above b and the one-sided p that it is below."""
+    p_more, p_less = _mcnemar(b, c)
+    return rules.part_beats(p_more, p_less), p_more, p_less
 
 
 def beats(part: str, a: Seeds, b: Seeds) -> Comparison:
@@ -106,7 +119,7 @@ def beats(part: str, a: Seeds, b: Seeds) -> Comparison:
     n, bb, cc = len(x), int((x & ~y).sum()), int((~x & y).sum())
     p_more, p_less, d, lo, hi = _beats(bb, cc, n)
     return Comparison(part, "beats", n, int(x.sum()), int(y.sum()), d, lo, hi, p_more,
-                      rules.part_beats(p_more, p_less))
+                      rules.part_beats(p_more, p_less), bb, cc)
 
 
 def matches(part: str, a: Seeds, b: Seeds, margin: float = rules.MARGIN) -> Comparison:
@@ -115,7 +128,7 @@ def matches(part: str, a: Seeds, b: Seeds, margin: float = rules.MARGIN) -> Comp
     n, bb, cc = len(x), int((x & ~y).sum()), int((~x & y).sum())
     d, lo, hi = stats.tango_ci(bb, cc, n, 0.90)
     return Comparison(part, "matches", n, int(x.sum()), int(y.sum()), d, lo, hi, float("nan"),
-                      rules.part_matches(lo, hi, margin))
+                      rules.part_matches(lo, hi, margin), bb, cc)
 
 
 def power(decide: Callable[[dict[str, Seeds]], str], shares: dict[str, float], n: int,

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from critwin_lib import checks, config, protocol, stats, theory
-from critwin_lib.claims import onsets, rules
+from critwin_lib.claims import fates, onsets, rules
 from critwin_lib.claims.core import (
     SUCCESS_OOD,
     ClaimResult,
@@ -186,7 +186,7 @@ def c06_part(b: int, c: int, n: int) -> str:
     """C6's one part, "more seeds reason at γ 1.1 than at γ 0.5", on seeds shared by the two γ: b reason at 1.1
     only, c at 0.5 only. Holds on an exact one-sided McNemar test at α; rejected when the reverse is significant
     or when Tango's 95 % interval of the share difference lies below C6_GAP (the data exclude the paper's size)."""
-    state = rules.part_beats(stats.mcnemar_exact(b, c, "greater"), stats.mcnemar_exact(b, c, "less"))
+    state = fates.beats_counts(b, c)[0]
     if state == rules.UNDECIDED and n and stats.tango_ci(b, c, n)[2] < rules.C6_GAP:
         return rules.REJECTED
     return state
@@ -239,9 +239,10 @@ def _basin_verdicts(per_run: pd.DataFrame, gammas: list[float], success: str) ->
     by = basin.set_index("gamma")
     k0, n0, k1, n1 = (int(by.loc[g, col]) for g in C6_GAMMAS for col in ("reasoning", "seeds"))
     p7 = c07_parts(basin)
+    _, p_more, p_less = fates.beats_counts(b, c)
     return {"c6": rules.combine({"γ 1.1 above γ 0.5": c06_part(b, c, len(seeds))}), "c7": rules.combine(p7),
             "c7_parts": p7, "b": b, "c": c, "k0": k0, "n0": n0, "k1": k1, "n1": n1,
-            "mcnemar_p": stats.mcnemar_exact(b, c, "greater"), "mcnemar_p_reverse": stats.mcnemar_exact(b, c, "less"),
+            "mcnemar_p": p_more, "mcnemar_p_reverse": p_less,
             "fisher_p": stats.fisher_exact(k1, n1, k0, n0, "greater"),
             "diff": stats.tango_ci(b, c, len(seeds)), "basin": basin}
 

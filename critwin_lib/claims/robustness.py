@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from critwin_lib import checks, config, protocol, schedules, stats
-from critwin_lib.claims import onsets, rules
+from critwin_lib.claims import fates, onsets, rules
 from critwin_lib.claims.core import SUCCESS_OOD, ClaimResult, Design, Spec, condition_table, fetch, score_row
 from critwin_lib.config import ConfigError, ModelConfig, WDSchedule
 from critwin_lib.schedules import schedule_frame
@@ -253,9 +253,8 @@ def c12_parts(per_run: pd.DataFrame) -> dict[str, dict[str, Any]]:
         index="seed", columns=["optimizer", "name"], values="ok", aggfunc="first").dropna().astype(bool)
 
     def mcnemar(a: pd.Series, b: pd.Series) -> dict[str, Any]:
-        bb, cc = int((a & ~b).sum()), int((~a & b).sum())
-        pg, pl = stats.mcnemar_exact(bb, cc, "greater"), stats.mcnemar_exact(bb, cc, "less")
-        return {"state": rules.part_beats(pg, pl), "p": pg, "b": bb, "c": cc}
+        c = fates.beats("", a, b)
+        return {"state": c.state, "p": c.p, "b": c.b, "c": c.c}
 
     sgd = {k: r[("SGD", k)] for k in ("middle", "none", "full")}
     edge = {o: r[(o, "middle")].astype(int) - r[(o, "full")].astype(int) for o in ("SGD", "AdamW")}

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from critwin_lib import checks, config, schedules, stats
-from critwin_lib.claims import rules
+from critwin_lib.claims import fates, rules
 from critwin_lib.claims.core import ClaimResult, Design, fetch
 from critwin_lib.config import ModArithTask, RunConfig, ScanTask, WDSchedule
 from critwin_lib.metrics import first_step_above, t_mem
@@ -103,8 +103,7 @@ def c08_speed(per_run: pd.DataFrame, windows: dict[str, int], constant: str, fro
     states = []
     for r in ratios.values():
         above, below = int((r > rules.C8_FAST).sum()), int((r < rules.C8_FAST).sum())
-        states.append(rules.part_beats(stats.mcnemar_exact(above, below, "greater"),
-                                       stats.mcnemar_exact(above, below, "less")))
+        states.append(fates.beats_counts(above, below)[0])
     return rules.all_of(states), {w: stats.median_ci(r) for w, r in ratios.items()}
 
 
@@ -116,7 +115,7 @@ def c08_power(n: int, n_windows: int, share: float = POWER_SHARE) -> float:
     seed's ratio exceeds C8_FAST with probability `share`: each window's sign test must find it at α."""
     from scipy.stats import binom
 
-    k = next((k for k in range(n + 1) if stats.mcnemar_exact(k, n - k, "greater") < rules.ALPHA), None)
+    k = next((k for k in range(n + 1) if fates.beats_counts(k, n - k)[1] < rules.ALPHA), None)
     if k is None or stats.binomial_ci(n, n)[0] < 0.5:  # even n of n cannot decide a part
         return 0.0
     return float(binom.sf(k - 1, n, share) ** n_windows)
