@@ -102,6 +102,14 @@ PROTOCOLS = {p.name: p for p in (
              "per-step shrink (claim C12)", wd_params="matrices", optimizer="sgd"),
 )}
 DEFAULT_PROTOCOL = "mid-fit-matrices"
+PROFILE_PROTOCOLS = {"paper": "mid-fit-matrices-20k"}  # the calibrated protocol where it is not the default
+
+
+def resolve(name: str, profile: Size | str) -> str:
+    """A claim page's protocol: `name`, or for "" the protocol calibrated at the profile's length (the default at
+    smoke and quick, mid-fit-matrices-20k at paper: the calibration page's paper-length grid)."""
+    p = get_profile(profile) if isinstance(profile, str) else profile
+    return name or PROFILE_PROTOCOLS.get(p.name, DEFAULT_PROTOCOL)
 
 
 def get_protocol(name: str, field: str = "protocol") -> Protocol:

@@ -32,7 +32,7 @@ def test_shipped_claims_csv_and_glued_numbers_follow_from_the_shipped_results():
     assert scoreboard.numbers_json(numbers) == (REPO / "results" / "numbers.json").read_text()
     rows = list(csv.DictReader(io.StringIO(shipped)))
     assert all(r["profile"] == "quick" for r in rows)
-    least = {"C5": 2, "C6": 12, "C7": 12, "C8": 8}  # C5: 2 seeds per cell so far (issue #10 asks 6); C6/C7 as the paper
+    least = {"C5": 6, "C6": 12, "C7": 12, "C8": 8, "C10": 12}  # issue #10; C6/C7 as the paper
     assert all(int(r["seeds"]) >= least.get(r["claim"], 4) for r in rows), [(r["claim"], r["seeds"]) for r in rows]
 
 
@@ -79,3 +79,18 @@ def test_the_calibration_page_plans_its_paper_length_grid_and_names_a_bad_one():
     assert pr.lr * pr.window_lambda == pytest.approx(ref.lr * ref.window_lambda)  # uncalibrated: the default's shrink
     text = calibration.describe({"a": calibration.ProtocolCheck(True, False, math.nan, False, 3000.0)}, 6000)
     assert "does **not** give both fates" in text and "no full-run λ was tried" in text and "0.50 of the run" in text
+
+
+def test_the_paper_profile_runs_the_claims_under_the_protocol_calibrated_at_its_length():
+    from critwin_lib import protocol
+
+    assert protocol.resolve("", "quick") == protocol.DEFAULT_PROTOCOL
+    assert protocol.resolve("", "paper") == "mid-fit-matrices-20k"
+    assert protocol.resolve("mid-fit", "paper") == "mid-fit"  # a named protocol is kept at every profile
+    params = {**registry.notebook_defaults(registry.page("c01_critical_window").notebook), "profile": "paper"}
+    cfgs = registry.planned_runs("c01_critical_window", params)
+    main = [c for c in cfgs if c.train.lr == 1e-4]  # the page's protocol (its sensitivity table adds mid-fit)
+    windows = {w[2] for c in main for w in c.wd.windows}
+    assert main and windows == {36.0} and {c.train.steps for c in main} == {20_000}
+    quick = registry.planned_runs("c01_critical_window", {**params, "profile": "quick"})
+    assert {c.train.lr for c in quick} == {3e-4} and 6.0 in {w[2] for c in quick for w in c.wd.windows}

@@ -62,6 +62,10 @@ def test_theory_cells_follow_the_run_fraction():
                   "onset_fracs": [0.0], "window_frac": 0.25, "theory_seeds": 12}, "c5_gammas"),
     (rates.c10, {"n_seeds": 2, "rate_gammas": [1.0], "c5_n_seeds": 2, "c5_gammas": [1.0],
                   "onset_fracs": [0.0], "window_frac": 0.25, "theory_seeds": 0}, "theory_seeds"),
+    (rates.c10, {"n_seeds": 2, "rate_gammas": [1.0], "c5_n_seeds": 2, "c5_gammas": [1.0],
+                  "onset_fracs": [0.0], "window_frac": 0.25, "theory_seeds": 12, "sgd_lr": 0.0}, "sgd_lr"),
+    (rates.c10, {"n_seeds": 2, "rate_gammas": [1.0], "c5_n_seeds": 2, "c5_gammas": [1.0], "onset_fracs": [0.0],
+                  "window_frac": 0.25, "theory_seeds": 12, "sensitivity_lrs": [0.003, -1]}, "sensitivity_lrs"),
     (init_scale.x01, {"n_seeds": 2, "gammas": [1.0], "onset_fracs": [0.0], "window_frac": 0.25, "theory_seeds": 12,
                   "protocol_name": "nope"}, "protocol_name"),
 ])
@@ -121,3 +125,21 @@ def test_c5_trend_is_undecided_without_reasoning_seeds():
     runs = _sweep_runs({0.5: [[]] * 2, 1.0: [[0]] * 2, 1.5: [[]] * 2})
     assert init_scale.c05_trend(runs)["state"] == "undecided"
     assert init_scale.window_centroids(runs)["centroid"].isna().sum() == 4
+
+
+def test_c10_sensitivity_table_applies_the_rule_to_every_regime():
+    import pandas as pd
+
+    def fit(lo, hi):
+        return {"exponent": (lo + hi) / 2, "lo": lo, "hi": hi, "n_gammas": 7}
+
+    by_regime = {rates.SGD: {"memorization": fit(-0.2, 0.2), "reasoning": fit(1.8, 2.2)},
+                 rates.ADAMW: {"memorization": fit(-6, -4.5), "reasoning": fit(3.2, 6)},
+                 rates.sgd_label(0.003): {"memorization": fit(-0.2, 0.9), "reasoning": fit(1.8, 2.2)}}
+    runs = pd.DataFrame({"regime": [rates.SGD] * 3 + [rates.ADAMW] * 2 + [rates.sgd_label(0.003)] * 2,
+                         "seed": [0, 1, 2, 0, 1, 0, 1]})
+    t = rates.regime_table(by_regime, runs).set_index("regime")
+    assert t.loc[rates.SGD, "verdict"] == "reproduced" and t.loc[rates.SGD, "the rule's"]
+    assert t.loc[rates.ADAMW, "verdict"] == "not reproduced" and not t.loc[rates.ADAMW, "the rule's"]
+    assert t.loc[rates.sgd_label(0.003), "verdict"] == "inconclusive"
+    assert t["seeds per γ"].tolist() == [3, 2, 2]

@@ -108,7 +108,23 @@ def test_c9(learned, best, verdict):
     assert rules.verdict_c09(learned, best) == verdict
 
 
-def test_c10():
+def test_c10_parts_reach_every_state_and_every_verdict():
+    def e(lo, hi):
+        return {"exponent": (lo + hi) / 2, "lo": lo, "hi": hi}
+
+    nan = {"exponent": math.nan, "lo": math.nan, "hi": math.nan}
+    mem, rea = rules.C10_PARTS
+    assert rules.c10_parts(e(-0.5, 0.5), e(1.5, 2.5)) == {mem: rules.HOLDS, rea: rules.HOLDS}  # the boundaries
+    assert rules.c10_parts(e(-0.6, 0.4), e(1.4, 2.6)) == {mem: rules.UNDECIDED, rea: rules.UNDECIDED}
+    assert rules.c10_parts(e(0.51, 3), e(-1, 1.49)) == {mem: rules.REJECTED, rea: rules.REJECTED}
+    assert rules.c10_parts(e(-6, -0.51), e(2.51, 4))[rea] == rules.REJECTED
+    assert rules.c10_parts(nan, nan) == {mem: rules.UNDECIDED, rea: rules.UNDECIDED}  # no power law to fit
+    for (m, r), verdict in [((e(-0.2, 0.2), e(1.8, 2.2)), "reproduced"), ((e(-0.2, 0.2), e(3, 4)), "partly reproduced"),
+                            ((e(1, 2), e(3, 4)), "not reproduced"), ((e(-0.2, 0.2), nan), "inconclusive")]:
+        assert rules.combine(rules.c10_parts(m, r)) == verdict
+
+
+def test_c10_old_rule():
     flat = {"exponent": 0.1, "lo": -0.5, "hi": 0.5}  # the boundary of Θ(1)
     steep = {"exponent": 2.1, "lo": 1.5, "hi": 2.6}
     nan = {"exponent": math.nan, "lo": math.nan, "hi": math.nan}

@@ -33,9 +33,9 @@ def long_profile(profile: str) -> str:
 
 
 def _grid_design(profile: str, n_seeds: int, gamma: float, grid: Any, init_check: list,
-                 field: str = "grid") -> Design:
+                 field: str = "grid", seeds_field: str = "n_seeds") -> Design:
     P = get_profile(profile)
-    seeds = P.seeds(n_seeds, "paper_seeds" if field == "paper_grid" else "n_seeds")
+    seeds = P.seeds(n_seeds, seeds_field)
     if not isinstance(grid, dict) or not grid:
         raise config.ConfigError(f"{field}: must map protocol names to lists of λ, got {grid!r}")
     specs = [({"protocol": name, "lambda": float(lam), "seed": s},
@@ -55,7 +55,7 @@ def c00_design(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_che
     d = _grid_design(profile, n_seeds, gamma, grid, init_check)
     if not paper_grid:
         return d
-    long = _grid_design(long_profile(profile), paper_seeds, gamma, paper_grid, [], "paper_grid")
+    long = _grid_design(long_profile(profile), paper_seeds, gamma, paper_grid, [], "paper_grid", "paper_seeds")
     return Design(d.specs + long.specs, f"{d.summary}; paper length: {long.summary}", d.seeds)
 
 

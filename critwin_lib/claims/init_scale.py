@@ -36,9 +36,10 @@ class GammaGridDesign(Design):
 
 
 def c05_design(*, profile: str, n_seeds: int, gammas: list, onset_fracs: list, window_frac: float,
-               protocol_name: str = protocol.DEFAULT_PROTOCOL, refine_edges: bool = False) -> GammaGridDesign:
+               protocol_name: str = "", refine_edges: bool = False) -> GammaGridDesign:
     """C5's runs: C4's onset sweep at every γ."""
     P = get_profile(profile)
+    protocol_name = protocol.resolve(protocol_name, P)
     seeds = P.seeds(n_seeds)
     gammas = gamma_list(gammas)
     protocol.get_protocol(protocol_name, "protocol_name")
@@ -55,7 +56,7 @@ def c05_sweep(*, results_dir: str, train_missing: bool = True, workers: int = -1
     """C5's analysis (the onset edge at every γ), for the pages that draw or compare it."""
     d = c05_design(**params)
     return onsets.gamma_sweep(get_profile(params["profile"]), d.seeds, d.gammas,
-                              params.get("protocol_name", protocol.DEFAULT_PROTOCOL), d.onsets,
+                              protocol.resolve(params.get("protocol_name", ""), params["profile"]), d.onsets,
                               params["window_frac"], results_dir, train_missing, workers,
                               refine=params.get("refine_edges", False))
 
@@ -112,14 +113,13 @@ def c05(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
         for label, t in (("final OOD > 0.5", trend), ("max OOD over training > 0.5", trend_max))])
     share_edges = {gm: onsets.share_edge(g.per_run[(g.per_run["gamma"] == gm) & (g.per_run["onset"] >= 0)])
                    for gm in d.gammas}
-    g.edges["share_edge"] = [share_edges[gm].edge for gm in g.edges["gamma"]]
-    g.edges["share_edge_lo"] = [share_edges[gm].lo for gm in g.edges["gamma"]]
-    g.edges["share_edge_hi"] = [share_edges[gm].hi for gm in g.edges["gamma"]]
-    g.edges["share_edge_found"] = [share_edges[gm].found for gm in g.edges["gamma"]]
+    for field, column in (("edge", "share_edge"), ("lo", "share_edge_lo"), ("hi", "share_edge_hi"),
+                          ("found", "share_edge_found")):
+        g.edges[column] = [getattr(share_edges[gm], field) for gm in g.edges["gamma"]]
     rho = float(found["gamma"].corr(found["edge"], method="spearman")) if len(found) >= 2 else math.nan
     rho_mem = float(g.edges["gamma"].corr(g.edges["t_mem"], method="spearman"))
     numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict, "old_rule_verdict": old_verdict,
-               "protocol": params.get("protocol_name", protocol.DEFAULT_PROTOCOL), "n_gammas": len(d.gammas),
+               "protocol": protocol.resolve(params.get("protocol_name", ""), P), "n_gammas": len(d.gammas),
                "n_edges": len(found), "rho_edge": rho, "rho_t_mem": rho_mem,
                "trend_rho": trend["rho"], "trend_p": trend["p_earlier"], "trend_p_later": trend["p_later"],
                "trend_n": trend["n"], "refined": bool(params.get("refine_edges", False)),
@@ -162,10 +162,11 @@ class BasinDesign(Design):
 
 
 def c06_c07_design(*, profile: str, n_seeds: int, gammas: list, windows: dict, window_frac: float,
-                   protocol_name: str = protocol.DEFAULT_PROTOCOL) -> BasinDesign:
+                   protocol_name: str = "") -> BasinDesign:
     """C6/C7's runs: each placed window ({name: start fraction}; the first is the rule's) at every γ, the same
     seeds."""
     P = get_profile(profile)
+    protocol_name = protocol.resolve(protocol_name, P)
     seeds = P.seeds(n_seeds)
     gammas = gamma_list(gammas)
     missing = [g for g in C6_GAMMAS if g not in gammas]
@@ -279,7 +280,7 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     best = rules.verdict_c07(basin)[1]
     old_small, old_ref = (old.set_index("gamma").loc[g, "share"] for g in C6_GAMMAS)
     numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": v["c6"], "verdict_c7": v["c7"],
-               "best_gamma": best, "protocol": params.get("protocol_name", protocol.DEFAULT_PROTOCOL),
+               "best_gamma": best, "protocol": protocol.resolve(params.get("protocol_name", ""), P),
                "rule_window": rule_window, "window_start": d.windows[rule_window].windows[0][0],
                "window_end": d.windows[rule_window].windows[0][1], "window_lambda": d.window_lambda,
                "fisher_p": v["fisher_p"], "mcnemar_p": v["mcnemar_p"], "b": v["b"], "c": v["c"],
@@ -322,7 +323,7 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
 
 # ---------------------------------------------------------------------------------- the explorer
 def x01_design(*, profile: str, n_seeds: int, gammas: list, onset_fracs: list, window_frac: float,
-               theory_seeds: int, protocol_name: str = protocol.DEFAULT_PROTOCOL) -> GammaGridDesign:
+               theory_seeds: int, protocol_name: str = "") -> GammaGridDesign:
     """The explorer's grid: C5's runs."""
     checks.count(theory_seeds, "theory_seeds")
     return c05_design(profile=profile, n_seeds=n_seeds, gammas=gammas, onset_fracs=onset_fracs,
@@ -341,7 +342,7 @@ def x01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     model's share of reasoning seeds for the same cell. No scoreboard row."""
     d = x01_design(**params)
     P = get_profile(params["profile"])
-    pr = protocol.get_protocol(params.get("protocol_name", protocol.DEFAULT_PROTOCOL))
+    pr = protocol.get_protocol(protocol.resolve(params.get("protocol_name", ""), P))
     c5 = c05_sweep(results_dir=results_dir, train_missing=train_missing, workers=workers,
                    **{k: v for k, v in params.items() if k != "theory_seeds"})
     curves = c5.curves.copy()

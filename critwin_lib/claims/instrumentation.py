@@ -31,10 +31,11 @@ C13_MIN_RUNS = 12  # runs of each fate, among runs of one weight-decay exposure,
 
 
 def c13_design(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float,
-               protocol_name: str = protocol.DEFAULT_PROTOCOL) -> Design:
+               protocol_name: str = "") -> Design:
     """C13's runs, instrumented: no weight decay and a window at each placement ({name: start fraction}; all
     carry the same λ and length, so the same weight-decay exposure), same seeds."""
     P = get_profile(profile)
+    protocol_name = protocol.resolve(protocol_name, P)
     seeds = P.seeds(n_seeds)
     pr = protocol.get_protocol(protocol_name, "protocol_name")
     places = checks.placements(placements, window_frac)
@@ -61,7 +62,7 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     decay (memorizing), same seeds."""
     d = c13_design(**params)
     P = get_profile(params["profile"])
-    proto = params.get("protocol_name", protocol.DEFAULT_PROTOCOL)
+    proto = protocol.resolve(params.get("protocol_name", ""), P)
     history, per_run = fetch(d.specs, results_dir, train_missing, workers)
     last = history[history["step"] == P.steps].merge(per_run[["condition", "seed", "fate"]],
                                                      on=["condition", "seed"])

@@ -1,5 +1,10 @@
 """The rate model, C10: the paper's two-timescale theory (memorization at a rate Θ(1) in γ, reasoning at
 Θ(γ²)) against the transformer's early rates, and the model's onset edge against C5's measured edges.
+
+The theory is a gradient flow, so the rule reads the transformer's rates in the regime closest to it: plain
+SGD without momentum at a small learning rate. The same rates under the claims' AdamW protocol are shown
+beside them, labelled: AdamW divides each step by a running gradient scale, which changes how rates scale
+with γ, so its exponents say nothing about the theory's.
 """
 
 from __future__ import annotations
@@ -17,13 +22,24 @@ from critwin_lib.claims.core import ClaimResult, Design, fetch, gamma_list, onse
 from critwin_lib.sizes import Size, get_profile
 
 RATE_FRAC = 1000 / 6400  # the initial-rate runs: the first 1000 steps of a quick-length run
+SGD, ADAMW = "plain SGD", "AdamW"  # the two regimes of the rate runs; the rule reads SGD's
+REGIMES = (SGD, ADAMW)
 
 
-def rate_run(P: Size, seed: int, gamma: float, protocol_name: str = protocol.DEFAULT_PROTOCOL) -> config.RunConfig:
-    """A short instrumented run without weight decay, evaluated ~50 times: the transformer's early rates."""
+def sgd_label(lr: float) -> str:
+    """The regime label of plain SGD at a learning rate other than the rule's (the sensitivity table)."""
+    return f"{SGD}, lr {lr:g}"
+
+
+def rate_run(P: Size, seed: int, gamma: float, protocol_name: str = "",
+             sgd_lr: float | None = None) -> config.RunConfig:
+    """A short instrumented run without weight decay, evaluated ~50 times: the transformer's early rates, under
+    the protocol's optimizer or, with `sgd_lr`, plain SGD (no momentum) at that learning rate."""
     steps = max(2, round(P.steps * RATE_FRAC))
-    return protocol.anchor_run(P, seed, config.WDSchedule.none(), gamma=gamma, protocol=protocol_name,
-                               steps=steps, eval_every=max(1, steps // 50), instrument=True)
+    sgd = {} if sgd_lr is None else {"optimizer": "sgd", "momentum": 0.0, "lr": sgd_lr}
+    return protocol.anchor_run(P, seed, config.WDSchedule.none(), gamma=gamma,
+                               protocol=protocol.resolve(protocol_name, P), steps=steps,
+                               eval_every=max(1, steps // 50), instrument=True, **sgd)
 
 
 @dataclass
@@ -36,10 +52,13 @@ class RatesDesign(Design):
 
 
 def c10_design(*, profile: str, n_seeds: int, rate_gammas: list, c5_n_seeds: int, c5_gammas: list,
-               onset_fracs: list, window_frac: float, theory_seeds: int,
-               protocol_name: str = protocol.DEFAULT_PROTOCOL) -> RatesDesign:
-    """C10's runs: the short rate runs at every γ of `rate_gammas`, and C5's onset sweep (its edges)."""
+               onset_fracs: list, window_frac: float, theory_seeds: int, sgd_lr: float = 0.01,
+               adamw_n_seeds: int = 0, sensitivity_lrs: list | None = None, protocol_name: str = "") -> RatesDesign:
+    """C10's runs: the short rate runs at every γ of `rate_gammas` under plain SGD at `sgd_lr` (n_seeds) and under
+    the protocol's AdamW (adamw_n_seeds; 0: n_seeds), plain SGD at each of `sensitivity_lrs` (adamw_n_seeds:
+    the sensitivity table's other learning rates), and C5's onset sweep (its edges)."""
     P = get_profile(profile)
+    protocol_name = protocol.resolve(protocol_name, P)
     seeds = P.seeds(n_seeds)
     rate_gammas = gamma_list(rate_gammas, "rate_gammas")
     c5_gammas = gamma_list(c5_gammas, "c5_gammas")
@@ -47,13 +66,20 @@ def c10_design(*, profile: str, n_seeds: int, rate_gammas: list, c5_n_seeds: int
         raise config.ConfigError(f"c5_gammas: must include 1.0 (the theory's time scale is fitted there), "
                                  f"got {c5_gammas}")
     checks.count(theory_seeds, "theory_seeds")
+    checks.positive_number(sgd_lr, "sgd_lr")
     protocol.get_protocol(protocol_name, "protocol_name")
     c5_seeds = P.seeds(c5_n_seeds)
     grid = onset_grid(P, onset_fracs)
-    rate_specs = [({"gamma": g, "seed": s}, rate_run(P, s, g, protocol_name)) for g in rate_gammas for s in seeds]
+    few = P.seeds(adamw_n_seeds, "adamw_n_seeds") if adamw_n_seeds else seeds
+    other_lrs = (checks.positive_numbers(sensitivity_lrs, "sensitivity_lrs", "positive learning rates")
+                 if sensitivity_lrs not in (None, []) else [])
+    regimes = {SGD: (sgd_lr, seeds), ADAMW: (None, few),
+               **{sgd_label(lr): (lr, few) for lr in other_lrs if lr != sgd_lr}}
+    rate_specs = [({"regime": r, "gamma": g, "seed": s}, rate_run(P, s, g, protocol_name, lr))
+                  for r, (lr, rs) in regimes.items() for g in rate_gammas for s in rs]
     specs = rate_specs + onsets.gamma_specs(P, c5_seeds, c5_gammas, protocol_name, grid, window_frac)
-    summary = (f"profile {P.name}: {len(rate_specs)} rate runs ({len(seeds)} seeds per γ), C5's sweep at "
-               f"{len(c5_seeds)} seeds per cell")
+    summary = (f"profile {P.name}: {len(rate_specs)} rate runs ({len(seeds)} seeds per γ under plain SGD, "
+               f"{len(few)} under AdamW and at each other lr), C5's sweep at {len(c5_seeds)} seeds per cell")
     return RatesDesign(specs, summary, seeds, rate_specs, rate_gammas, c5_gammas, c5_seeds, grid)
 
 
@@ -66,8 +92,23 @@ class RatesResult(ClaimResult):
     theory_onsets: pd.DataFrame
     theory_rates: pd.DataFrame
     c5_table: pd.DataFrame
-    fits: dict[str, dict[str, float]]
+    fits: dict[str, dict[str, dict[str, float]]]  # regime -> pathway -> γ-exponent fit (`theory.rate_exponent`)
+    parts: dict[str, str]  # the rule's parts (rules.C10_PARTS) on plain SGD's exponents
+    sensitivity: pd.DataFrame  # the rule on every regime's exponents (`regime_table`)
     steps: int
+
+
+def regime_table(by_regime: dict[str, dict[str, dict[str, float]]], rates: pd.DataFrame) -> pd.DataFrame:
+    """The rule's parts and verdict on each regime's exponents (plain SGD at the rule's and other learning
+    rates, AdamW): does the regime or the learning rate decide the verdict? The rule's row is marked."""
+    rows = []
+    for regime, f in by_regime.items():
+        parts = rules.c10_parts(f["memorization"], f["reasoning"])
+        rows.append({"regime": regime, "the rule's": regime == SGD,
+                     "seeds per γ": int(rates.loc[rates["regime"] == regime, "seed"].nunique()),
+                     "memorization k": _fmt(f["memorization"]), "reasoning k": _fmt(f["reasoning"]),
+                     **parts, "verdict": rules.combine(parts)})
+    return pd.DataFrame(rows)
 
 
 def _fmt(f: dict[str, float]) -> str:
@@ -80,16 +121,20 @@ def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     edge (one time-scale constant fitted at γ = 1) against C5's measured edges."""
     d = c10_design(**params)
     P = get_profile(params["profile"])
-    proto = params.get("protocol_name", protocol.DEFAULT_PROTOCOL)
+    proto = protocol.resolve(params.get("protocol_name", ""), P)
     window_frac, n_theory = params["window_frac"], params["theory_seeds"]
     fetch(d.specs, results_dir, train_missing, workers)  # every run at once (in parallel)
     rate_hist, _ = fetch(d.rate_specs, results_dir, train_missing, workers, fates=False)
     start = P.warmup_steps
-    rates = pd.DataFrame([{"gamma": g, "seed": s, **theory.margin_rates(h, start)}
-                          for (g, s), h in rate_hist.groupby(["gamma", "seed"])])
-    fits = {k: theory.rate_exponent(d.rate_gammas, [rates.loc[rates["gamma"] == g, k].to_numpy()
-                                                     for g in d.rate_gammas]) for k in ("memorization", "reasoning")}
-    verdict = rules.verdict_c10(fits["memorization"], fits["reasoning"])
+    rates = pd.DataFrame([{"regime": r, "gamma": g, "seed": s, **theory.margin_rates(h, start)}
+                          for (r, g, s), h in rate_hist.groupby(["regime", "gamma", "seed"], sort=False)])
+    cell = {key: g for key, g in rates.groupby(["regime", "gamma"])}
+    by_regime = {r: {k: theory.rate_exponent(d.rate_gammas, [cell[(r, g)][k].to_numpy() for g in d.rate_gammas])
+                     for k in ("memorization", "reasoning")} for r in rates["regime"].unique()}
+    fits = by_regime[SGD]  # the rule's regime
+    parts = rules.c10_parts(fits["memorization"], fits["reasoning"])
+    verdict = rules.combine(parts)
+    sensitivity = regime_table(by_regime, rates)
     model = theory.RateModel()
     th_rates = theory.initial_rates(model, d.rate_gammas)
     th_slopes = {k: theory.loglog_slope(d.rate_gammas, v) for k, v in th_rates.items()}
@@ -109,29 +154,40 @@ def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     both = overlay.dropna(subset=["edge", "predicted"])  # does the theory order the edges as the runs do?
     rho = float(both["predicted"].corr(both["edge"], method="spearman")) if len(both) >= 3 else math.nan
 
-    m, r = fits["memorization"], fits["reasoning"]
+    sgd_lr = params.get("sgd_lr", 0.01)
     numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict, "rate_start": start,
-               "rate_steps": int(d.rate_specs[0][1].train.steps),
+               "rate_steps": int(d.rate_specs[0][1].train.steps), "sgd_lr": sgd_lr, "margin": rules.C10_FLAT,
                "theory_slope_mem": th_slopes["memorization"], "theory_slope_rea": th_slopes["reasoning"],
-               "exp_mem": m["exponent"], "exp_mem_lo": m["lo"], "exp_mem_hi": m["hi"], "exp_mem_n": m["n_gammas"],
-               "exp_rea": r["exponent"], "exp_rea_lo": r["lo"], "exp_rea_hi": r["hi"], "exp_rea_n": r["n_gammas"],
                "time_scale": float(k), "overlay_mae": mae, "overlay_inside": inside, "overlay_n": int(len(others)),
-               "overlay_rho": rho, "theory_seeds": n_theory}
+               "overlay_rho": rho, "theory_seeds": n_theory,
+               "old_verdict": rules.verdict_c10(by_regime[ADAMW]["memorization"], by_regime[ADAMW]["reasoning"])}
+    for prefix, f in (("", fits), ("adamw_", by_regime[ADAMW])):  # unprefixed: the rule's regime, plain SGD
+        for short, key in (("mem", "memorization"), ("rea", "reasoning")):
+            e = f[key]
+            numbers.update({f"{prefix}exp_{short}": e["exponent"], f"{prefix}exp_{short}_lo": e["lo"],
+                            f"{prefix}exp_{short}_hi": e["hi"], f"{prefix}exp_{short}_n": e["n_gammas"],
+                            f"{prefix}exp_{short}_text": _fmt(e)})
+    numbers.update({f"part_{short}": parts[name] for short, name in zip(("mem", "rea"), rules.C10_PARTS, strict=True)})
+    flips = sensitivity[sensitivity["verdict"] != verdict]
+    numbers["sensitivity_text"] = (
+        f"the verdict is the same in all {len(sensitivity)} regimes of the sensitivity table" if flips.empty else
+        "the verdict differs under " + "; ".join(f"{r.regime} ({r.verdict})" for r in flips.itertuples()))
     numbers.update({f"theory_edge_{tag(g)}": float(f * P.steps) for g, f in zip(d.c5_gammas, th_edge, strict=True)})
-    numbers.update({"exp_mem_text": _fmt(m), "exp_rea_text": _fmt(r)})
-    ours = (f"transformer's early rates ∝ γ^k: memorization k = {_fmt(m)}, reasoning (OOD margin) k = {_fmt(r)}; "
-            f"theory's edge (time scale fitted at γ 1) vs measured: mean |Δ| {mae:.0f} steps, "
-            f"{inside}/{len(others)} inside the measured bracket")
+    ours = (f"early rates ∝ γ^k under plain SGD (lr {sgd_lr:g}, the theory's regime): memorization "
+            f"k = {numbers['exp_mem_text']}, reasoning (OOD margin) k = {numbers['exp_rea_text']}; under AdamW: "
+            f"{numbers['adamw_exp_mem_text']} and {numbers['adamw_exp_rea_text']}; theory's edge (time scale fitted "
+            f"at γ 1) vs measured: mean |Δ| {mae:.0f} steps, {inside}/{len(others)} inside the measured bracket")
     row = {"claim": "C10", "statement": "two timescales: memorization rate Θ(1) in γ, reasoning rate Θ(γ²)",
            "paper": "μ_m = Θ(1), μ_r = Θ(γ²) (theory)", "ours": ours, "profile": P.name, "seeds": len(d.seeds),
            "verdict": verdict}
     placements = theory.placement_counts(model, d.rate_gammas, n_theory)
     place = pd.DataFrame([{"placement": n, "gamma": g, "reasoning": int(c), "seeds": n_theory}
                           for n, counts in placements.items() for g, c in zip(d.rate_gammas, counts, strict=True)])
-    margins = stats.mean_ci(rate_hist.melt(id_vars=["gamma", "seed", "step"],
+    margins = stats.mean_ci(rate_hist.melt(id_vars=["regime", "gamma", "seed", "step"],
                                            value_vars=["margin/train", "margin/test_ood"], var_name="margin"),
-                            ["gamma", "margin", "step"], "value")
+                            ["regime", "gamma", "margin", "step"], "value")
     th_curve = pd.DataFrame([{"gamma": g, "onset_frac": f, "share": float(share[i, j])}
                              for i, f in enumerate(fine) for j, g in enumerate(d.c5_gammas)])
     return RatesResult([row], numbers, d.summary, rates, overlay, place, margins, th_curve,
-                       pd.DataFrame({"gamma": d.rate_gammas, **th_rates}), c5.table, fits, P.steps)
+                       pd.DataFrame({"gamma": d.rate_gammas, **th_rates}), c5.table, by_regime, parts, sensitivity,
+                       P.steps)

@@ -42,9 +42,10 @@ class RelapseDesign(Design):
 
 def c01_relapse_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, window_frac: float,
                        window_lambda: float = 0.0, ramp_frac: float = 0.25,
-                       protocol_name: str = protocol.DEFAULT_PROTOCOL) -> RelapseDesign:
+                       protocol_name: str = "") -> RelapseDesign:
     """The four branches of the C1 window at `n_seeds` seeds; every parameter is checked first."""
     P = get_profile(profile)
+    protocol_name = protocol.resolve(protocol_name, P)
     lam = core.window_lambda(protocol_name, window_lambda)
     if checks.fraction(ramp_frac, "ramp_frac") == 0:
         raise config.ConfigError("ramp_frac: must be in (0, 1], got 0")

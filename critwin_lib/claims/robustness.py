@@ -124,10 +124,11 @@ class DepthDesign(Design):
 
 
 def c11_design(*, profile: str, n_seeds: int, gamma: float, depths: list, onset_fracs: list, placements: dict,
-               window_frac: float, protocol_name: str = protocol.DEFAULT_PROTOCOL) -> DepthDesign:
+               window_frac: float, protocol_name: str = "") -> DepthDesign:
     """C11's runs: none, constant λ with the windows' budget and a window at every onset, at each depth of
     `depths` (the first is the reference, the anchor's 2 layers)."""
     P = get_profile(profile)
+    protocol_name = protocol.resolve(protocol_name, P)
     seeds = P.seeds(n_seeds)
     protocol.get_protocol(protocol_name, "protocol_name")
     if (not isinstance(depths, list | tuple) or len(depths) != 2
@@ -163,7 +164,7 @@ def c11(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     design = c11_design(**params)
     P = get_profile(params["profile"])
     seeds, depths, places = design.seeds, design.depths, design.places
-    protocol_name = params.get("protocol_name", protocol.DEFAULT_PROTOCOL)
+    protocol_name = protocol.resolve(params.get("protocol_name", ""), P)
     pr = protocol.get_protocol(protocol_name)
     history, per_run = fetch(design.specs, results_dir, train_missing, workers)
     per_run["name"] = name_placements(per_run, P, places)

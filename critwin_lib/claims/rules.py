@@ -22,7 +22,7 @@ C6_GAP = 0.25  # C6: the paper's gap is 4 of 12 seeds (0.33); at 8 seeds, at lea
 C7_RANGE = (0.7, 1.1)  # C7: the paper's moderate γ
 C8_FAST = 2  # C8: constant weight decay groks at least this many times faster than the windows
 C9_SOLVED = 0.10  # C9: a condition "reaches the compositional solution" from this test exact match up
-C10_FLAT = 0.5  # C10: Θ(1) in γ when the exponent's interval lies within ± this
+C10_FLAT = 0.5  # C10: an exponent is 0 (Θ(1)) or 2 (Θ(γ²)) when its interval lies within ± this of it
 C4B_FOLLOW = 0.5  # C4b: the edge moves by at least this fraction of the shift of t_mem
 C13_AGREE = 3  # C13: metrics whose interval agrees with the predicted sign, for "reproduced"
 
@@ -188,9 +188,29 @@ def verdict_c09(learned: bool, best_test: float) -> str:
     return "partly reproduced" if best_test < 0.5 else "not reproduced"
 
 
+C10_PARTS = ("memorization rate Θ(1) in γ", "reasoning rate Θ(γ²)")
+
+
+def part_near(lo: float, hi: float, target: float, margin: float) -> str:
+    """"It is `target`" from its 95 % interval [lo, hi]: holds when the interval lies within target ± margin,
+    rejected when it lies entirely outside, undecided otherwise (and when there is no interval)."""
+    if math.isnan(lo) or math.isnan(hi):
+        return UNDECIDED
+    if target - margin <= lo and hi <= target + margin:
+        return HOLDS
+    return REJECTED if hi < target - margin or lo > target + margin else UNDECIDED
+
+
+def c10_parts(mem: dict[str, float], rea: dict[str, float]) -> dict[str, str]:
+    """C10's parts on the γ-exponents of the transformer's early rates (dicts with lo, hi): memorization's
+    exponent is 0 and reasoning's is 2, each within ± C10_FLAT; `combine` turns them into the verdict."""
+    return {C10_PARTS[0]: part_near(mem["lo"], mem["hi"], 0.0, C10_FLAT),
+            C10_PARTS[1]: part_near(rea["lo"], rea["hi"], 2.0, C10_FLAT)}
+
+
 def verdict_c10(mem: dict[str, float], rea: dict[str, float]) -> str:
-    """C10: the memorization rate's γ-exponent interval within ± 0.5 (Θ(1)) and the reasoning rate's covers 2
-    above 0 (Θ(γ²)); partly: one of them."""
+    """C10's old rule (before issue #10, read on AdamW's rates): the memorization rate's γ-exponent interval
+    within ± 0.5 (Θ(1)) and the reasoning rate's covers 2 above 0 (Θ(γ²)); partly: one of them."""
     flat = not math.isnan(mem["lo"]) and -C10_FLAT <= mem["lo"] and mem["hi"] <= C10_FLAT
     quadratic = not math.isnan(rea["lo"]) and rea["lo"] <= 2 <= rea["hi"] and rea["lo"] > 0
     return {2: "reproduced", 1: "partly reproduced", 0: "not reproduced"}[int(flat) + int(quadratic)]

@@ -23,11 +23,12 @@ class SweepDesign(Design):
 
 
 def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, window_frac: float,
-               alt_protocol: str = "", alt_n_seeds: int = 0, protocol_name: str = protocol.DEFAULT_PROTOCOL
+               alt_protocol: str = "", alt_n_seeds: int = 0, protocol_name: str = ""
                ) -> SweepDesign:
     """C4's runs: the 25 % window at every onset of a coarse grid, and no weight decay (n_seeds); the same
     under `alt_protocol` (alt_n_seeds) for the sensitivity table."""
     P = get_profile(profile)
+    protocol_name = protocol.resolve(protocol_name, P)
     seeds = P.seeds(n_seeds)
     grid = onset_grid(P, onset_fracs)
     protocol.get_protocol(protocol_name, "protocol_name")
@@ -70,7 +71,7 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     """C4: sweep the 25 % window's onset across the run; where the reasoning share rises, and how sharply."""
     d = c04_design(**params)
     P = get_profile(params["profile"])
-    main = params.get("protocol_name", protocol.DEFAULT_PROTOCOL)
+    main = protocol.resolve(params.get("protocol_name", ""), P)
     grid = d.grids[main]
     resolution = max(1, round(core.PAPER_RESOLUTION * P.steps / 20_000))
     length = protocol.window_steps(P, 0.0, params["window_frac"])[1]

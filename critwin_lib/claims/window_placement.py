@@ -92,11 +92,12 @@ def _close_steps(per_run: pd.DataFrame, close: dict[str, int | None], default: i
 def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, window_frac: float,
                window_lambda: float, slider_starts: list, onset_seeds: int = 0, alt_protocol: str = "",
                alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
-               protocol_name: str = protocol.DEFAULT_PROTOCOL) -> PlacementDesign:
+               protocol_name: str = "") -> PlacementDesign:
     """C1's runs: none, full-run weight decay at equal budget and at equal λ and the 25 % window at the C1 start
     (n_seeds), the same window at every slider start (onset_seeds), and the C1 conditions under
     `alt_protocol` (alt_n_seeds) for the sensitivity table. Every parameter is checked first."""
     P = get_profile(profile)
+    protocol_name = protocol.resolve(protocol_name, P)
     lams = _protocols(protocol_name, alt_protocol, alt_window_lambda, window_lambda)
     seeds = {protocol_name: P.seeds(n_seeds)}
     if alt_protocol:
@@ -153,7 +154,7 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     """C1: none vs full-run weight decay (equal budget, equal λ) vs one 25 % window, decided on fates over seeds.
     `params` are the notebook's (see `c01_design`)."""
     d = c01_design(**params)
-    main = params.get("protocol_name", protocol.DEFAULT_PROTOCOL)
+    main = protocol.resolve(params.get("protocol_name", ""), params["profile"])
     length = protocol.window_steps(get_profile(params["profile"]), 0.0, params["window_frac"])[1]
     history, per_run = fetch(d.specs, results_dir, train_missing, workers)
     per_run["close_ood"] = fates.ood_at(history, per_run, _close_steps(per_run, d.close, d.close["window"], length))
@@ -203,12 +204,13 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
 def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float,
                    window_lambda: float, span: list, onset_seeds: int = 0, onset_fracs: list | None = None,
                    alt_protocol: str = "", alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
-                   protocol_name: str = protocol.DEFAULT_PROTOCOL) -> PlacementDesign:
+                   protocol_name: str = "") -> PlacementDesign:
     """C2/C3's runs: the same budget Σλ in an early, a middle and a late window and over the paper's
     2,500-17,500 span scaled, against no weight decay (n_seeds); the same window at the other onsets of
     `onset_fracs` (onset_seeds) and the placements under `alt_protocol` (alt_n_seeds), for the sensitivity
     table."""
     P = get_profile(profile)
+    protocol_name = protocol.resolve(protocol_name, P)
     lams = _protocols(protocol_name, alt_protocol, alt_window_lambda, window_lambda)
     places = checks.placements(placements, window_frac, ("early", "middle", "late"))
     if not isinstance(span, list | tuple) or len(span) != 2:
@@ -268,8 +270,8 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     """C2 (middle beats early at equal budget) and C3 (early and late stay at chance, as no weight decay),
     decided on fates over seeds."""
     d = c02_c03_design(**params)
-    main = params.get("protocol_name", protocol.DEFAULT_PROTOCOL)
     P = get_profile(params["profile"])
+    main = protocol.resolve(params.get("protocol_name", ""), P)
     length = protocol.window_steps(P, 0.0, params["window_frac"])[1]
     history, per_run = fetch(d.specs, results_dir, train_missing, workers)
     per_run["close_ood"] = fates.ood_at(history, per_run, _close_steps(per_run, d.close, d.close["middle"], length))
