@@ -42,3 +42,21 @@ def test_calibration_rule_needs_both_fates():
     assert not calibration.protocol_check(t).both_fates
     t.loc[0.0, "memorizes"] = 1
     assert not calibration.protocol_check(t).none_memorizes
+
+
+@pytest.mark.parametrize("profile", ["quick", "paper"])
+def test_a_design_carries_the_protocol_it_resolved(profile):
+    """A page reads its protocol back from its design (one `protocol.resolve` per page): for every page with a
+    `protocol_name`, the design's protocol is the profile's calibrated one, and a named one is kept."""
+    from critwin_lib import protocol
+
+    pages = [p for p in registry.PAGES if "protocol_name" in registry.notebook_defaults(p.notebook)]
+    assert len(pages) >= 8
+    for p in pages:
+        params = {**registry.notebook_defaults(p.notebook), "profile": profile}
+        d = p.design(**registry.design_params(params))
+        assert d.protocol == protocol.resolve("", profile), p.stem
+        assert any(c.train.lr == protocol.get_protocol(d.protocol).lr for _, c in d.specs), p.stem
+    named = registry.page("c13_instrumentation")
+    params = {**registry.notebook_defaults(named.notebook), "profile": "quick", "protocol_name": "mid-fit-matrices-20k"}
+    assert named.design(**registry.design_params(params)).protocol == "mid-fit-matrices-20k"

@@ -114,7 +114,10 @@ def test_c10_parts_reach_every_state_and_every_verdict():
 
     nan = {"exponent": math.nan, "lo": math.nan, "hi": math.nan}
     mem, rea = rules.C10_PARTS
-    assert rules.c10_parts(e(-0.5, 0.5), e(1.5, 2.5)) == {mem: rules.HOLDS, rea: rules.HOLDS}  # the boundaries
+    assert rules.c10_parts(e(-0.49, 0.49), e(1.51, 2.49)) == {mem: rules.HOLDS, rea: rules.HOLDS}
+    # the boundaries, as for every equivalence part: touching target ± margin is outside
+    assert rules.c10_parts(e(-0.5, 0.4), e(1.6, 2.5)) == {mem: rules.UNDECIDED, rea: rules.UNDECIDED}
+    assert rules.c10_parts(e(0.5, 1.0), e(1.0, 1.5)) == {mem: rules.REJECTED, rea: rules.REJECTED}
     assert rules.c10_parts(e(-0.6, 0.4), e(1.4, 2.6)) == {mem: rules.UNDECIDED, rea: rules.UNDECIDED}
     assert rules.c10_parts(e(0.51, 3), e(-1, 1.49)) == {mem: rules.REJECTED, rea: rules.REJECTED}
     assert rules.c10_parts(e(-6, -0.51), e(2.51, 4))[rea] == rules.REJECTED

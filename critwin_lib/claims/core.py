@@ -8,7 +8,7 @@ and lists the runs the page needs (labels and configs: what the planner reads, n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -30,11 +30,13 @@ PAPER_RESOLUTION = 100  # steps, at the paper's 20,000-step runs (C4)
 @dataclass
 class Design:
     """A page's checked parameters turned into runs: `specs` is everything its analysis loads (an edge
-    finder may add runs later), `summary` one line saying what they are, `seeds` the seeds of each cell."""
+    finder may add runs later), `summary` one line saying what they are, `seeds` the seeds of each cell,
+    `protocol` the protocol the design resolved (`protocol.resolve`), for the page to read back."""
 
     specs: list[Spec]
     summary: str
     seeds: list[int]
+    protocol: str = field(default="", kw_only=True)
 
 
 @dataclass

@@ -48,7 +48,7 @@ def c05_design(*, profile: str, n_seeds: int, gammas: list, onset_fracs: list, w
     specs = onsets.gamma_specs(P, seeds, gammas, protocol_name, grid, window_frac)
     summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, γ {gammas}, "
                f"onsets {grid}")
-    return GammaGridDesign(specs, summary, seeds, gammas, grid)
+    return GammaGridDesign(specs, summary, seeds, gammas, grid, protocol=protocol_name)
 
 
 def c05_sweep(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any
@@ -56,7 +56,7 @@ def c05_sweep(*, results_dir: str, train_missing: bool = True, workers: int = -1
     """C5's analysis (the onset edge at every γ), for the pages that draw or compare it."""
     d = c05_design(**params)
     return onsets.gamma_sweep(get_profile(params["profile"]), d.seeds, d.gammas,
-                              protocol.resolve(params.get("protocol_name", ""), params["profile"]), d.onsets,
+                              d.protocol, d.onsets,
                               params["window_frac"], results_dir, train_missing, workers,
                               refine=params.get("refine_edges", False))
 
@@ -119,7 +119,7 @@ def c05(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     rho = float(found["gamma"].corr(found["edge"], method="spearman")) if len(found) >= 2 else math.nan
     rho_mem = float(g.edges["gamma"].corr(g.edges["t_mem"], method="spearman"))
     numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict, "old_rule_verdict": old_verdict,
-               "protocol": protocol.resolve(params.get("protocol_name", ""), P), "n_gammas": len(d.gammas),
+               "protocol": d.protocol, "n_gammas": len(d.gammas),
                "n_edges": len(found), "rho_edge": rho, "rho_t_mem": rho_mem,
                "trend_rho": trend["rho"], "trend_p": trend["p_earlier"], "trend_p_later": trend["p_later"],
                "trend_n": trend["n"], "refined": bool(params.get("refine_edges", False)),
@@ -180,7 +180,7 @@ def c06_c07_design(*, profile: str, n_seeds: int, gammas: list, windows: dict, w
     where = ", ".join(f"{name} {wd.windows[0][:2]}" for name, wd in wds.items())
     summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, γ {gammas}, "
                f"windows {where} at λ {pr.window_lambda:g}, {len(specs)} runs")
-    return BasinDesign(specs, summary, seeds, gammas, wds, pr.window_lambda)
+    return BasinDesign(specs, summary, seeds, gammas, wds, pr.window_lambda, protocol=protocol_name)
 
 
 def c06_part(b: int, c: int, n: int) -> str:
@@ -280,7 +280,7 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     best = rules.verdict_c07(basin)[1]
     old_small, old_ref = (old.set_index("gamma").loc[g, "share"] for g in C6_GAMMAS)
     numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": v["c6"], "verdict_c7": v["c7"],
-               "best_gamma": best, "protocol": protocol.resolve(params.get("protocol_name", ""), P),
+               "best_gamma": best, "protocol": d.protocol,
                "rule_window": rule_window, "window_start": d.windows[rule_window].windows[0][0],
                "window_end": d.windows[rule_window].windows[0][1], "window_lambda": d.window_lambda,
                "fisher_p": v["fisher_p"], "mcnemar_p": v["mcnemar_p"], "b": v["b"], "c": v["c"],
@@ -342,7 +342,7 @@ def x01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     model's share of reasoning seeds for the same cell. No scoreboard row."""
     d = x01_design(**params)
     P = get_profile(params["profile"])
-    pr = protocol.get_protocol(protocol.resolve(params.get("protocol_name", ""), P))
+    pr = protocol.get_protocol(d.protocol)
     c5 = c05_sweep(results_dir=results_dir, train_missing=train_missing, workers=workers,
                    **{k: v for k, v in params.items() if k != "theory_seeds"})
     curves = c5.curves.copy()

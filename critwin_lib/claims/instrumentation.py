@@ -45,7 +45,7 @@ def c13_design(*, profile: str, n_seeds: int, gamma: float, placements: dict, wi
               protocol.anchor_run(P, s, wd, gamma=gamma, protocol=protocol_name, instrument=True))
              for c, wd in conds.items() for s in seeds]
     return Design(specs, f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, {len(specs)} instrumented runs",
-                  seeds)
+                  seeds, protocol=protocol_name)
 
 
 @dataclass
@@ -62,7 +62,7 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     decay (memorizing), same seeds."""
     d = c13_design(**params)
     P = get_profile(params["profile"])
-    proto = protocol.resolve(params.get("protocol_name", ""), P)
+    proto = d.protocol
     history, per_run = fetch(d.specs, results_dir, train_missing, workers)
     last = history[history["step"] == P.steps].merge(per_run[["condition", "seed", "fate"]],
                                                      on=["condition", "seed"])

@@ -49,6 +49,7 @@ class RatesDesign(Design):
     c5_gammas: list[float]
     c5_seeds: list[int]
     onsets: list[int]
+    sgd_lr: float  # the rule's regime: plain SGD at this learning rate
 
 
 def c10_design(*, profile: str, n_seeds: int, rate_gammas: list, c5_n_seeds: int, c5_gammas: list,
@@ -80,7 +81,8 @@ def c10_design(*, profile: str, n_seeds: int, rate_gammas: list, c5_n_seeds: int
     specs = rate_specs + onsets.gamma_specs(P, c5_seeds, c5_gammas, protocol_name, grid, window_frac)
     summary = (f"profile {P.name}: {len(rate_specs)} rate runs ({len(seeds)} seeds per γ under plain SGD, "
                f"{len(few)} under AdamW and at each other lr), C5's sweep at {len(c5_seeds)} seeds per cell")
-    return RatesDesign(specs, summary, seeds, rate_specs, rate_gammas, c5_gammas, c5_seeds, grid)
+    return RatesDesign(specs, summary, seeds, rate_specs, rate_gammas, c5_gammas, c5_seeds, grid, sgd_lr,
+                       protocol=protocol_name)
 
 
 @dataclass
@@ -121,7 +123,7 @@ def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     edge (one time-scale constant fitted at γ = 1) against C5's measured edges."""
     d = c10_design(**params)
     P = get_profile(params["profile"])
-    proto = protocol.resolve(params.get("protocol_name", ""), P)
+    proto = d.protocol
     window_frac, n_theory = params["window_frac"], params["theory_seeds"]
     fetch(d.specs, results_dir, train_missing, workers)  # every run at once (in parallel)
     rate_hist, _ = fetch(d.rate_specs, results_dir, train_missing, workers, fates=False)
@@ -132,9 +134,10 @@ def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     by_regime = {r: {k: theory.rate_exponent(d.rate_gammas, [cell[(r, g)][k].to_numpy() for g in d.rate_gammas])
                      for k in ("memorization", "reasoning")} for r in rates["regime"].unique()}
     fits = by_regime[SGD]  # the rule's regime
-    parts = rules.c10_parts(fits["memorization"], fits["reasoning"])
-    verdict = rules.combine(parts)
     sensitivity = regime_table(by_regime, rates)
+    rule_row = sensitivity[sensitivity["the rule's"]].iloc[0]
+    parts = {name: str(rule_row[name]) for name in rules.C10_PARTS}
+    verdict = str(rule_row["verdict"])
     model = theory.RateModel()
     th_rates = theory.initial_rates(model, d.rate_gammas)
     th_slopes = {k: theory.loglog_slope(d.rate_gammas, v) for k, v in th_rates.items()}
@@ -154,7 +157,7 @@ def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     both = overlay.dropna(subset=["edge", "predicted"])  # does the theory order the edges as the runs do?
     rho = float(both["predicted"].corr(both["edge"], method="spearman")) if len(both) >= 3 else math.nan
 
-    sgd_lr = params.get("sgd_lr", 0.01)
+    sgd_lr = d.sgd_lr
     numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict, "rate_start": start,
                "rate_steps": int(d.rate_specs[0][1].train.steps), "sgd_lr": sgd_lr, "margin": rules.C10_FLAT,
                "theory_slope_mem": th_slopes["memorization"], "theory_slope_rea": th_slopes["reasoning"],

@@ -143,7 +143,7 @@ def c11_design(*, profile: str, n_seeds: int, gamma: float, depths: list, onset_
         specs += _specs(P, seeds, gamma, protocol_name, onsets, window_frac, {"layers": d}, model)
     summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, layers "
                f"{' and '.join(map(str, depths))}, onsets {[P.step_at(f) for f in onsets]}: {len(specs)} runs")
-    return DepthDesign(specs, summary, seeds, list(depths), places)
+    return DepthDesign(specs, summary, seeds, list(depths), places, protocol=protocol_name)
 
 
 @dataclass
@@ -164,7 +164,7 @@ def c11(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     design = c11_design(**params)
     P = get_profile(params["profile"])
     seeds, depths, places = design.seeds, design.depths, design.places
-    protocol_name = protocol.resolve(params.get("protocol_name", ""), P)
+    protocol_name = design.protocol
     pr = protocol.get_protocol(protocol_name)
     history, per_run = fetch(design.specs, results_dir, train_missing, workers)
     per_run["name"] = name_placements(per_run, P, places)

@@ -43,11 +43,14 @@ def part_beats(p_greater: float, p_less: float, alpha: float = ALPHA) -> str:
     return REJECTED if p_less < alpha else UNDECIDED
 
 
-def part_matches(lo: float, hi: float, margin: float = MARGIN) -> str:
-    """"A matches B" by two one-sided tests (TOST) on the 90 % interval [lo, hi] of the difference of shares:
-    holds when it lies inside ± margin, rejected when it lies entirely outside, undecided otherwise."""
+def part_matches(lo: float, hi: float, margin: float = MARGIN, target: float = 0.0) -> str:
+    """"It is `target`" (by default: A matches B, a difference of 0) from an interval [lo, hi], two one-sided
+    tests (TOST) when it is the 90 % interval: holds when it lies strictly inside target ± margin, rejected when
+    it lies entirely outside (touching the bound counts as outside), undecided otherwise and without an interval.
+    One boundary convention for every equivalence part (C1's shares, C10's exponents)."""
     if math.isnan(lo) or math.isnan(hi):
         return UNDECIDED
+    lo, hi = lo - target, hi - target
     if -margin < lo and hi < margin:
         return HOLDS
     return REJECTED if hi <= -margin or lo >= margin else UNDECIDED
@@ -191,21 +194,12 @@ def verdict_c09(learned: bool, best_test: float) -> str:
 C10_PARTS = ("memorization rate Θ(1) in γ", "reasoning rate Θ(γ²)")
 
 
-def part_near(lo: float, hi: float, target: float, margin: float) -> str:
-    """"It is `target`" from its 95 % interval [lo, hi]: holds when the interval lies within target ± margin,
-    rejected when it lies entirely outside, undecided otherwise (and when there is no interval)."""
-    if math.isnan(lo) or math.isnan(hi):
-        return UNDECIDED
-    if target - margin <= lo and hi <= target + margin:
-        return HOLDS
-    return REJECTED if hi < target - margin or lo > target + margin else UNDECIDED
-
-
 def c10_parts(mem: dict[str, float], rea: dict[str, float]) -> dict[str, str]:
     """C10's parts on the γ-exponents of the transformer's early rates (dicts with lo, hi): memorization's
-    exponent is 0 and reasoning's is 2, each within ± C10_FLAT; `combine` turns them into the verdict."""
-    return {C10_PARTS[0]: part_near(mem["lo"], mem["hi"], 0.0, C10_FLAT),
-            C10_PARTS[1]: part_near(rea["lo"], rea["hi"], 2.0, C10_FLAT)}
+    exponent is 0 and reasoning's is 2, each within ± C10_FLAT (`part_matches` on their 95 % intervals);
+    `combine` turns them into the verdict."""
+    return {C10_PARTS[0]: part_matches(mem["lo"], mem["hi"], C10_FLAT, target=0.0),
+            C10_PARTS[1]: part_matches(rea["lo"], rea["hi"], C10_FLAT, target=2.0)}
 
 
 def verdict_c10(mem: dict[str, float], rea: dict[str, float]) -> str:

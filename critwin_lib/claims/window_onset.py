@@ -40,7 +40,7 @@ def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, w
         grids[alt_protocol] = grid
     summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, onsets {grid}"
                + (f"; {alt_protocol}: {len(P.seeds(alt_n_seeds))} seeds" if alt_protocol else ""))
-    return SweepDesign(specs, summary, seeds, grids)
+    return SweepDesign(specs, summary, seeds, grids, protocol=protocol_name)
 
 
 def decide_c4(runs: pd.DataFrame, grid_step: float, resolution: int) -> tuple[str, dict[str, str], onsets.ShareEdge]:
@@ -71,7 +71,7 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     """C4: sweep the 25 % window's onset across the run; where the reasoning share rises, and how sharply."""
     d = c04_design(**params)
     P = get_profile(params["profile"])
-    main = protocol.resolve(params.get("protocol_name", ""), P)
+    main = d.protocol
     grid = d.grids[main]
     resolution = max(1, round(core.PAPER_RESOLUTION * P.steps / 20_000))
     length = protocol.window_steps(P, 0.0, params["window_frac"])[1]

@@ -65,8 +65,9 @@ def _design(P: Size, seeds: dict[str, list[int]], gamma: float, conditions: dict
             cell_seeds = onset_seeds if name == "onset" else seeds[proto]
             specs += [({"protocol": proto, "condition": name, "window_start": start, "seed": s},
                        protocol.anchor_run(P, s, wd, gamma=gamma, protocol=proto)) for s in cell_seeds]
-    return PlacementDesign(specs, summary, seeds[next(iter(conditions))], conditions, close, P.steps, budget, lam,
-                           list(conditions))
+    main = next(iter(conditions))  # the page's protocol comes first, the sensitivity table's after it
+    return PlacementDesign(specs, summary, seeds[main], conditions, close, P.steps, budget, lam, list(conditions),
+                           protocol=main)
 
 
 def _protocols(protocol_name: str, alt_protocol: str, alt_window_lambda: float, window_lambda: float
@@ -154,7 +155,7 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     """C1: none vs full-run weight decay (equal budget, equal λ) vs one 25 % window, decided on fates over seeds.
     `params` are the notebook's (see `c01_design`)."""
     d = c01_design(**params)
-    main = protocol.resolve(params.get("protocol_name", ""), params["profile"])
+    main = d.protocol
     length = protocol.window_steps(get_profile(params["profile"]), 0.0, params["window_frac"])[1]
     history, per_run = fetch(d.specs, results_dir, train_missing, workers)
     per_run["close_ood"] = fates.ood_at(history, per_run, _close_steps(per_run, d.close, d.close["window"], length))
@@ -271,7 +272,7 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     decided on fates over seeds."""
     d = c02_c03_design(**params)
     P = get_profile(params["profile"])
-    main = protocol.resolve(params.get("protocol_name", ""), P)
+    main = d.protocol
     length = protocol.window_steps(P, 0.0, params["window_frac"])[1]
     history, per_run = fetch(d.specs, results_dir, train_missing, workers)
     per_run["close_ood"] = fates.ood_at(history, per_run, _close_steps(per_run, d.close, d.close["middle"], length))
