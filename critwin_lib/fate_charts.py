@@ -13,6 +13,11 @@ TRAINED_COLORS = ["#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd2
 FATE_COLORS = {"reasoning": "#2ca02c", "memorizing": "#7f7f7f", "other rule": "#ff7f0e", "not fitted": "#d62728"}
 
 
+def fate_scale() -> alt.Scale:
+    """The fates' colours, the same on every page."""
+    return alt.Scale(domain=list(FATE_COLORS), range=list(FATE_COLORS.values()))
+
+
 def fate_chart(table: pd.DataFrame, order: list[str], title: str, x: str = "condition") -> alt.Chart:
     """Seeds of each fate per condition, stacked (`table`: a `fates.share_table`)."""
     cols = [f.replace(" ", "_") for f in FATE_COLORS]

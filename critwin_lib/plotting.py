@@ -250,14 +250,15 @@ def onset_chart(table: pd.DataFrame, per_run: pd.DataFrame, title: str, x: str =
     return layers.properties(title=title, width=WIDTH, height=HEIGHT)
 
 
-def metrics_chart(curves: pd.DataFrame, title: str, columns: int = 2) -> alt.FacetChart:
-    """One small panel per measurement over training (mean and band over seeds), conditions in colour.
-    `curves`: columns condition, metric, step, mean, lo, hi, n."""
-    domain = list(dict.fromkeys(curves["condition"]))
+def metrics_chart(curves: pd.DataFrame, title: str, columns: int = 2, by: str = "condition",
+                  legend: str = "weight decay", scale: alt.Scale | None = None) -> alt.FacetChart:
+    """One small panel per measurement over training (mean and band over seeds or runs), the groups of column `by`
+    (conditions, or fates with their `scale`) in colour. `curves`: columns `by`, metric, step, mean, lo, hi, n."""
+    scale = scale or color_scale(list(dict.fromkeys(curves[by])))
     base = alt.Chart().encode(x=alt.X("step:Q", title="training step"),
-                              color=alt.Color("condition:N", scale=color_scale(domain), title="weight decay"))
+                              color=alt.Color(f"{by}:N", scale=scale, title=legend))
     band = base.mark_area(opacity=0.18).encode(y=alt.Y("lo:Q", title=None), y2="hi:Q")
-    line = base.mark_line(strokeWidth=2).encode(y="mean:Q", tooltip=["condition:N", "step:Q",
+    line = base.mark_line(strokeWidth=2).encode(y="mean:Q", tooltip=[f"{by}:N", "step:Q", "n:Q",
                                                                       alt.Tooltip("mean:Q", format=".3f")])
     return alt.layer(band, line, data=curves).properties(width=260, height=150).facet(
         facet=alt.Facet("metric:N", title=None, sort=list(dict.fromkeys(curves["metric"]))), columns=columns

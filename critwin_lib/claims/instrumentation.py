@@ -55,11 +55,12 @@ class InstrumentResult(ClaimResult):
     table: pd.DataFrame
     curves: pd.DataFrame
     by_fate: pd.DataFrame  # the rule's contrast: reasoning vs memorizing runs among the window runs
+    fate_curves: pd.DataFrame  # the measurements over training, window runs grouped by fate (mean and band over runs)
 
 
 def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> InstrumentResult:
-    """C13: the structural measurements over training, for the C1 window (reasoning) and no weight
-    decay (memorizing), same seeds."""
+    """C13: the structural measurements over training, for no weight decay and a window at each placement
+    (same seeds); the rule contrasts the window runs by fate, the rule before #10 the first placement with none."""
     d = c13_design(**params)
     P = get_profile(params["profile"])
     proto = d.protocol
@@ -102,7 +103,11 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                         var_name="key", value_name="value")
     curves = stats.mean_ci(long, ["condition", "key", "step"], "value")
     curves["metric"] = curves["key"].map(C13_METRICS)
-    return InstrumentResult([row], numbers, d.summary, history, per_run, pd.DataFrame(rows), curves, by_fate)
+    windowed = long[long["condition"] != "none"].merge(per_run[["condition", "seed", "fate"]], on=["condition", "seed"])
+    fate_curves = stats.mean_ci(windowed, ["fate", "key", "step"], "value")
+    fate_curves["metric"] = fate_curves["key"].map(C13_METRICS)
+    return InstrumentResult([row], numbers, d.summary, history, per_run, pd.DataFrame(rows), curves, by_fate,
+                            fate_curves)
 
 
 def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0) -> pd.DataFrame:
