@@ -133,7 +133,7 @@ def plan(notebooks: list[Path], params: dict[str, Any]) -> int:
     for nb in notebooks:
         if nb.stem not in registry.BY_STEM:
             continue
-        defaults = registry.notebook_defaults(nb)
+        defaults = registry.profile_defaults(nb, params.get("profile"))
         p = {**defaults, **{k: v for k, v in params.items() if k in defaults}}  # papermill ignores the others
         try:
             runs = registry.planned_runs(nb.stem, p)
@@ -156,7 +156,8 @@ _KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "tex
 def check_params(notebooks: list[Path], params: dict[str, Any]) -> dict[Path, dict[str, Any]]:
     """Each notebook's parameters from the command line: a name no selected notebook declares, or a value of
     another type than the parameter's default (a boolean where a number goes, text where a list goes), is a
-    ConfigError naming it, before any kernel starts. Each notebook gets only the names it declares."""
+    ConfigError naming it, before any kernel starts. Each notebook gets only the names it declares, and the values
+    its page declares for the profile (`Page.at_profile`) where the command line does not set them."""
     declared = {nb: registry.notebook_defaults(nb) for nb in notebooks}
     known = {name for d in declared.values() for name in d}
     unknown = sorted(set(params) - known)
@@ -170,7 +171,8 @@ def check_params(notebooks: list[Path], params: dict[str, Any]) -> dict[Path, di
             if not isinstance(value, want) or (isinstance(value, bool) and bool not in want):
                 kind = _KINDS.get(type(defaults[name]), type(defaults[name]).__name__)
                 raise ConfigError(f"{name}: must be {kind} like its default {defaults[name]!r}, got {value!r}")
-        out[nb] = mine
+        page_values = registry.profile_defaults(nb, params.get("profile"))
+        out[nb] = {**{k: v for k, v in page_values.items() if v != defaults.get(k)}, **mine}
     return out
 
 
@@ -190,8 +192,7 @@ def project(profile: str, bench: Path) -> int:
     runs = []
     for nb in pages:
         if nb.stem in registry.BY_STEM:
-            defaults = registry.notebook_defaults(nb)
-            runs += registry.planned_runs(nb.stem, {**defaults, **params})
+            runs += registry.planned_runs(nb.stem, {**registry.profile_defaults(nb, profile), **params})
     missing = plan(pages, params)
     unique = {experiment.run_key(c): c for c in runs}
     store = experiment.Store(REPO / "results")

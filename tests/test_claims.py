@@ -31,9 +31,42 @@ def test_shipped_claims_csv_and_glued_numbers_follow_from_the_shipped_results():
     assert scoreboard.to_csv(rows) == shipped
     assert scoreboard.numbers_json(numbers) == (REPO / "results" / "numbers.json").read_text()
     rows = list(csv.DictReader(io.StringIO(shipped)))
-    assert all(r["profile"] == "quick" for r in rows)
+    quick = [r for r in rows if r["profile"] == "quick"]
+    assert [r["claim"] for r in quick] == [c for p in registry.PAGES for c in p.claims]
     least = {"C5": 6, "C6": 12, "C7": 12, "C8": 8, "C10": 12, "C12": 12}  # issue #10; C6/C7 as the paper
-    assert all(int(r["seeds"]) >= least.get(r["claim"], 4) for r in rows), [(r["claim"], r["seeds"]) for r in rows]
+    assert all(int(r["seeds"]) >= least.get(r["claim"], 4) for r in quick), [(r["claim"], r["seeds"]) for r in quick]
+    paper = [r for r in rows if r["profile"] == "paper"]  # issue #11: the core claims at the paper's length
+    assert [r["claim"] for r in paper] == ["C1", "C2", "C3", "C4"] and len(rows) == len(quick) + len(paper)
+    assert all(r["verdict"] in (*VERDICTS, scoreboard.NOT_RUN) for r in paper)
+    assert [int(r["seeds"]) for r in paper] == [12, 12, 12, 8]
+
+
+def test_a_page_at_another_profile_is_read_from_stored_runs_only(tmp_path):
+    """`registry.at_profile` trains nothing: until every run of the profile's design is stored it gives the count,
+    then the same result the page computes; the scoreboard turns the first into NOT_RUN rows."""
+    results = tmp_path / "results"
+    side = registry.at_profile("c13_instrumentation", "smoke", results)
+    assert side.result is None and side.stored == 0 and side.needed > 0 and not results.exists()
+    p = registry.page("c13_instrumentation")
+    rows, numbers = scoreboard.profile_side(p, "smoke", results, {"C13": {"claim": "C13", "statement": "s",
+                                                                          "paper": "q"}})
+    assert [r["verdict"] for r in rows] == [scoreboard.NOT_RUN] and rows[0]["statement"] == "s"
+    assert numbers["stored"] == 0 and numbers["needed"] == side.needed
+    params = {**registry.profile_defaults(p.notebook, "smoke"), "results_dir": str(results), "workers": 0}
+    trained = p.page(**params)
+    side = registry.at_profile("c13_instrumentation", "smoke", results)
+    assert side.stored == side.needed and side.result is not None and side.result.rows == trained.rows
+
+
+def test_a_page_declares_its_parameters_at_the_paper_length():
+    c1 = registry.page("c01_critical_window")
+    quick, paper = (registry.profile_defaults(c1.notebook, p) for p in ("quick", "paper"))
+    assert quick == {**registry.notebook_defaults(c1.notebook), "profile": "quick"}
+    assert paper["n_seeds"] == 12 and paper["alt_protocol"] == "" and paper["slider_starts"] == []
+    assert registry.profile_defaults(registry.page("c04_sharp_onset").notebook, "paper")["n_seeds"] == 8
+    assert registry.scored_profiles(c1, "quick") == ["quick", "paper"]
+    assert registry.scored_profiles(registry.page("c13_instrumentation"), "quick") == ["quick"]
+    assert registry.scored_profiles(c1, "smoke") == ["smoke"] and registry.scored_profiles(c1, "paper") == ["paper"]
 
 
 def test_the_claims_protocol_meets_the_calibration_rule_on_the_shipped_results():

@@ -6,12 +6,12 @@ and the command line read this list, so a page added here is planned, scored and
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from critwin_lib import config
+from critwin_lib import config, store
 from critwin_lib.claims import (
     calibration,
     init_scale,
@@ -31,12 +31,15 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 @dataclass(frozen=True)
 class Page:
     """A book page: `notebooks/<stem>.ipynb`, the claims it decides (scoreboard ids, none for the calibration
-    and explorer pages), `design(**params)` and `page(results_dir=..., **params)`."""
+    and explorer pages), `design(**params)` and `page(results_dir=..., **params)`. `at_profile` holds, per
+    profile other than the notebook's own, the parameters that differ there (the paper length's seeds); a page
+    with an entry for a profile is scored at that profile too."""
 
     stem: str
     claims: tuple[str, ...]
     design: Callable[..., Design]
     page: Callable[..., ClaimResult]
+    at_profile: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def notebook(self) -> Path:
@@ -48,12 +51,19 @@ class Page:
         return "_".join(p for p in self.stem.split("_") if p[:1] in "cx" and p[1:2].isdigit()) + "_"
 
 
+# Issue #11: the core claims at the paper's 20,000 steps with 12 seeds (C4: 8 per onset), under the protocol
+# calibrated at that length; without the quick pages' extras (slider onsets, the other protocol's table).
+PAPER_LENGTH = {"n_seeds": 12, "alt_protocol": ""}
+
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
-    Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01),
+    Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01,
+         {"paper": PAPER_LENGTH | {"slider_starts": []}}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
-    Page("c02_c03_budget_placement", ("C2", "C3"), window_placement.c02_c03_design, window_placement.c02_c03),
-    Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04),
+    Page("c02_c03_budget_placement", ("C2", "C3"), window_placement.c02_c03_design, window_placement.c02_c03,
+         {"paper": PAPER_LENGTH | {"onset_fracs": []}}),
+    Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04,
+         {"paper": PAPER_LENGTH | {"n_seeds": 8}}),
     Page("c04b_window_vs_fitting", ("C4b",), window_onset.c04b_design, window_onset.c04b),
     Page("c05_init_scale_window", ("C5",), init_scale.c05_design, init_scale.c05),
     Page("c06_c07_basin", ("C6", "C7"), init_scale.c06_c07_design, init_scale.c06_c07),
@@ -99,3 +109,49 @@ def planned_runs(stem: str, params: dict[str, Any]) -> list[config.RunConfig]:
     """The runs a page needs with these parameters (an edge finder may add more), checked and listed
     without training or loading anything."""
     return configs(page(stem).design(**design_params(params)).specs)
+
+
+def profile_defaults(path: Path, profile: str | None = None) -> dict[str, Any]:
+    """A page's parameters at `profile` (default: the notebook's own): its notebook's defaults, then the values
+    the page declares for that profile (`Page.at_profile`). What the planner, the scoreboard and `make reproduce`
+    pass to the notebook, so all three run the same design."""
+    d = notebook_defaults(path)
+    profile = profile or d.get("profile")
+    p = BY_STEM.get(path.stem)
+    return {**d, "profile": profile, **(p.at_profile.get(profile, {}) if p else {})}
+
+
+SHIPPED_PROFILE = "quick"  # the shipped scoreboard's profile: the other profiles' rows join it
+
+
+def scored_profiles(p: Page, main: str) -> list[str]:
+    """The profiles a page is scored at: `main`, and with the shipped profile each profile it declares other
+    parameters for (a scoreboard at smoke or paper alone has that profile's rows only)."""
+    return [main, *(q for q in p.at_profile if q != main and main == SHIPPED_PROFILE)]
+
+
+@dataclass
+class ProfileSide:
+    """A page at one profile, from stored runs only: its result once every run of its design is stored."""
+
+    profile: str
+    stored: int
+    needed: int
+    result: ClaimResult | None
+
+
+def at_profile(stem: str, profile: str, results_dir: str | Path) -> ProfileSide:
+    """Page `stem` at `profile` (its declared parameters there), computed from the stored runs only: the result
+    when all of them are stored, else how many are (nothing is trained)."""
+    p = page(stem)
+    params = {**profile_defaults(p.notebook, profile), "results_dir": str(results_dir), "train_missing": False}
+    keys = {store.run_key(c) for c in planned_runs(stem, params)}
+    have = store.Store(results_dir)
+    stored = sum(have.has(k) for k in keys)
+    result = None
+    if stored == len(keys):
+        try:
+            result = p.page(**params)
+        except store.MissingResults:  # an edge finder asked for a run beyond the design
+            result = None
+    return ProfileSide(profile, stored, len(keys), result)

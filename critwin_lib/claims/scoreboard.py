@@ -1,6 +1,8 @@
 """`results/claims.csv` and `results/numbers.json`: every page's scoreboard rows and every number its page
 glues into the book, recomputed from the stored results with the notebooks' default parameters, so the
-scoreboard, the book and the committed files cannot disagree (a test recomputes both).
+scoreboard, the book and the committed files cannot disagree (a test recomputes both). A page that declares
+parameters for another profile (the paper length, `Page.at_profile`) has rows at that profile too: its verdict
+once all of that design's runs are stored, NOT_RUN with the count stored until then.
 
     python -m critwin_lib.claims [--profile P] [--results DIR] [--out FILE|-]
 """
@@ -20,24 +22,51 @@ from critwin_lib.config import ConfigError
 from critwin_lib.store import DamagedRun, MissingResults
 
 CLAIMS_CSV_COLUMNS = ["claim", "statement", "paper", "ours", "profile", "seeds", "verdict"]
+NOT_RUN = "not run yet"  # a profile's row before all of its design's runs are stored
 REPO = registry.NOTEBOOKS.parent
 
 
 def page_params(p: registry.Page, profile: str, results_dir: str | Path) -> dict[str, Any]:
     """A page's notebook defaults at `profile`, reading the stored results only."""
-    return {**registry.notebook_defaults(p.notebook), "profile": profile, "results_dir": str(results_dir),
+    return {**registry.profile_defaults(p.notebook, profile), "results_dir": str(results_dir),
             "train_missing": False}
 
 
 def compute(profile: str, results_dir: str | Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """Every claim's rows and every page's glued numbers ({stem: {glue key: value}}), recomputed from the
-    stored results with the notebooks' default parameters."""
+    stored results with the notebooks' default parameters; then, for pages that declare another profile, that
+    profile's rows and numbers (keys `<prefix><profile>_...`) from its stored runs."""
     rows, numbers = [], {}
     for p in registry.PAGES:
         result = p.page(**page_params(p, profile, results_dir))
         rows += result.rows
         numbers[p.stem] = {p.glue_prefix + k: _plain(v) for k, v in result.numbers.items()}
+    main = {r["claim"]: r for r in rows}
+    for p in registry.PAGES:
+        for other in registry.scored_profiles(p, profile)[1:]:
+            side_rows, side = profile_side(p, other, results_dir, main)
+            rows += side_rows
+            numbers[p.stem].update({f"{p.glue_prefix}{other}_{k}": v for k, v in side.items()})
     return rows, numbers
+
+
+def profile_side(p: registry.Page, profile: str, results_dir: str | Path, main: dict[str, dict[str, Any]]
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Page `p`'s rows and numbers at `profile` from the stored runs; NOT_RUN rows (with how many of the design's
+    runs are stored; statement and paper from `main`, the rows by claim at the main profile) until every run is."""
+    side = registry.at_profile(p.stem, profile, results_dir)
+    params = page_params(p, profile, results_dir)
+    d = p.design(**registry.design_params(params))
+    head = {"profile": profile, "stored": side.stored, "needed": side.needed, "seeds": len(d.seeds),
+            "steps": int(d.specs[0][1].train.steps)}
+    if side.result is not None:
+        return side.result.rows, {**head, **{k: _plain(v) for k, v in side.result.numbers.items()}}
+    ours = (f"{side.stored} of {side.needed} runs of this design stored; `make reproduce PROFILE={profile}` "
+            f"trains the rest")
+    rows = [{**main[c], "ours": ours, "profile": profile, "seeds": len(d.seeds), "verdict": NOT_RUN}
+            for c in p.claims]
+    keys = [f"verdict_{c.lower()}" for c in p.claims] if len(p.claims) > 1 else ["verdict"]  # as the page's own
+    return rows, {**head, **dict.fromkeys(keys, NOT_RUN)}
 
 
 def scoreboard(profile: str, results_dir: str | Path) -> list[dict[str, Any]]:

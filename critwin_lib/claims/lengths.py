@@ -1,0 +1,60 @@
+"""The quick and the paper length side by side on a page (issue #11).
+
+A page runs at one profile; the other length's verdict is read from stored runs only (`registry.at_profile`), so
+opening a quick page never trains 20,000-step runs, and until the other length's runs are all stored the page
+says how many are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from critwin_lib.claims import registry, scoreboard
+from critwin_lib.claims.core import ClaimResult
+
+OTHER = {"smoke": "paper", "quick": "paper", "paper": "quick"}  # the length a page at each profile is shown beside
+LENGTH_NAMES = {"smoke": "the smoke length", "quick": "the quick length", "paper": "the paper's length"}
+
+
+@dataclass
+class Lengths:
+    other: str  # the profile shown beside the page's own
+    table: pd.DataFrame  # one row per claim and profile: steps, seeds, runs stored of the design, ours, verdict
+    numbers: dict[str, Any]  # the other profile's numbers, glued as <prefix><other>_<key>
+    text: str  # one paragraph comparing the verdicts
+
+
+def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | Path) -> Lengths:
+    """Page `stem`'s rows at `profile` (`here`, just computed) beside its rows at the other length, read from
+    the stored runs only; a paragraph that compares the verdicts, or says how many runs are still missing."""
+    other = OTHER.get(profile, "paper")
+    p = registry.page(stem)
+    main = {r["claim"]: r for r in here.rows}
+    rows, numbers = scoreboard.profile_side(p, other, results_dir, main)
+    mine = {"profile": profile, "steps": _steps(p, profile), "stored": "all", "needed": ""}
+    table = pd.DataFrame([{**mine, **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}} for r in here.rows]
+                         + [{"profile": other, "steps": numbers["steps"], "stored": numbers["stored"],
+                             "needed": numbers["needed"], **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}}
+                            for r in rows])
+    at = {r["claim"]: r for r in rows}
+    head = f"At {LENGTH_NAMES.get(profile, profile)} ({mine['steps']:,} steps)"
+    there = f"at {LENGTH_NAMES.get(other, other)} ({numbers['steps']:,} steps, {numbers['seeds']} seeds)"
+    if rows and rows[0]["verdict"] == scoreboard.NOT_RUN:
+        text = (head + ", " + "; ".join(f"{c} is **{r['verdict']}** ({r['seeds']} seeds)" for c, r in main.items())
+                + f". {there[0].upper() + there[1:]} its runs are not all trained yet: {numbers['stored']} of "
+                  f"{numbers['needed']} are stored (`make reproduce PROFILE={other}` trains the rest, then this "
+                  f"paragraph compares the verdicts).")
+    else:
+        text = (head + " and " + there + ": " + "; ".join(
+            f"{c} is **{r['verdict']}** ({r['seeds']} seeds: {r['ours']}) and **{at[c]['verdict']}** "
+            f"({at[c]['ours']})" for c, r in main.items() if c in at) + ".")
+    return Lengths(other, table, numbers, text)
+
+
+def _steps(p: registry.Page, profile: str) -> int:
+    d = p.design(**registry.design_params(registry.profile_defaults(p.notebook, profile)))
+    return int(d.specs[0][1].train.steps)
