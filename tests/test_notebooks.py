@@ -200,3 +200,14 @@ def test_a_built_page_has_one_parameters_block_with_the_values_it_was_built_with
     assert len(blocks) == 1 and "hide-input" in blocks[0].metadata["tags"]
     assert "profile: str = 'smoke'" in blocks[0].source
     assert "-p NAME VALUE" in nb.cells[nb.cells.index(blocks[0]) - 1].source
+
+
+def test_reproduce_at_paper_passes_each_page_its_paper_parameters_unless_the_command_line_sets_them():
+    from critwin_lib import notebooks
+
+    c1, c13 = (registry.page(s).notebook for s in ("c01_critical_window", "c13_instrumentation"))
+    got = notebooks.check_params([c1, c13], {"profile": "paper"})
+    assert got[c1] == {"profile": "paper", "n_seeds": 12, "alt_protocol": "", "slider_starts": []}
+    assert got[c13] == {"profile": "paper"}  # no paper parameters declared: the notebook's own
+    assert notebooks.check_params([c1], {"profile": "paper", "n_seeds": 4})[c1]["n_seeds"] == 4
+    assert notebooks.check_params([c1], {})[c1] == {}  # at the notebook's own profile nothing is added
