@@ -401,7 +401,7 @@ def contrast_chart(contrasts: pd.DataFrame, order: list[str], title: str, group:
                    y_title: str = "paired difference in final OOD accuracy") -> alt.LayerChart:
     """Mean paired difference between two conditions (dot) with its bootstrap interval (bar), one colour per
     `group`, side by side per contrast; a rule at 0 (no difference). `contrasts`: columns group, contrast,
-    mean, lo, hi, n (see `robustness.paired_contrasts`)."""
+    mean, lo, hi, n (see `optimizer.paired_contrasts`)."""
     domain = list(dict.fromkeys(contrasts[group]))
     X = alt.X("contrast:N", sort=order, title=None, axis=alt.Axis(labelAngle=0))
     color = alt.Color(f"{group}:N", scale=color_scale(domain), title=None)

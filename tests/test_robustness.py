@@ -1,5 +1,5 @@
-"""C11 and C12: the conditions at each depth and optimizer, SGD's weight-decay accounting, the paired
-contrasts and seed spread, the verdict rules, and bad input."""
+"""C11 and C12 (`depth`, `optimizer`, on `anchors`): the conditions at each depth and optimizer, SGD's
+weight-decay accounting, the paired contrasts and seed spread, the verdict rules, and bad input."""
 
 import math
 
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from critwin_lib import config, experiment, protocol, schedules
-from critwin_lib.claims import robustness
+from critwin_lib.claims import anchors, depth, optimizer
 from critwin_lib.config import ConfigError
 from critwin_lib.sizes import get_profile
 
@@ -39,7 +39,7 @@ def test_an_sgd_run_is_its_own_run_and_trains_with_sgd():
 
 def test_windows_carry_the_constant_budget_and_placements_are_named():
     P = get_profile("quick")
-    conds = robustness.anchor_conditions(P, [0.0, 0.375, 0.75], 0.25, 6.0)
+    conds = anchors.anchor_conditions(P, [0.0, 0.375, 0.75], 0.25, 6.0)
     assert [c for c, _, _ in conds] == ["none", "full", "window", "window", "window"]
     full = conds[1][2]
     assert full.base == pytest.approx(1.5)
@@ -47,7 +47,7 @@ def test_windows_carry_the_constant_budget_and_placements_are_named():
         assert schedules.budget(wd, P.steps) == pytest.approx(schedules.budget(full, P.steps))
         assert wd.windows[0][0] == onset
     runs = pd.DataFrame({"condition": ["none", "full", "window", "window"], "onset": [math.nan, math.nan, 2400, 1600]})
-    names = robustness.name_placements(runs, P, PLACEMENTS).tolist()
+    names = anchors.name_placements(runs, P, PLACEMENTS).tolist()
     assert names == ["none", "full", "middle", "onset 1600"]
 
 
@@ -55,7 +55,7 @@ def test_paired_contrasts_difference_each_seed_with_itself():
     rows = [{"optimizer": "SGD", "seed": s, "name": n, "final_ood": v}
             for s, vals in enumerate([(0.1, 0.9, 0.2, 0.3, 0.1), (0.2, 0.7, 0.1, 0.5, 0.2)])
             for n, v in zip(["none", "middle", "full", "early", "late"], vals, strict=True)]
-    c = robustness.paired_contrasts(pd.DataFrame(rows), "optimizer").set_index("contrast")
+    c = optimizer.paired_contrasts(pd.DataFrame(rows), "optimizer").set_index("contrast")
     assert c.loc["middle − none", "mean"] == pytest.approx(0.65)
     assert c.loc["middle − full", "mean"] == pytest.approx(0.65)
     assert (c.loc["middle − full", "lo"], c.loc["middle − full", "hi"]) == pytest.approx((0.6, 0.7))
@@ -65,16 +65,16 @@ def test_paired_contrasts_difference_each_seed_with_itself():
 def test_seed_spread_is_the_pooled_sd_over_onsets():
     rows = [{"condition": "window", "onset": o, "seed": s, "final_ood": v}
             for o, vals in ((0, [0.0, 1.0, 0.0, 1.0]), (800, [0.5, 0.5, 0.5, 0.5])) for s, v in enumerate(vals)]
-    sd, lo, hi = robustness.spread_ci(pd.DataFrame(rows), n_boot=200)
+    sd, lo, hi = depth.spread_ci(pd.DataFrame(rows), n_boot=200)
     assert sd == pytest.approx(np.std([0, 1, 0, 1], ddof=1) / 2)
     assert 0 <= lo <= sd <= hi
 
 
 def test_the_sgd_learning_rate_is_the_one_fitting_nearest_mid_run():
-    assert robustness.mid_fit_lr({0.01: 5000.0, 0.03: 1900.0, 0.1: 800.0}, 6400) == 0.03
-    assert robustness.mid_fit_lr({0.01: math.inf, 0.03: 2500.0}, 6400) == 0.03  # never fitted: out
-    assert robustness.mid_fit_lr({0.01: 4500.0, 0.03: 1900.0}, 6400) == 0.01  # a tie: the lower rate
-    assert math.isnan(robustness.mid_fit_lr({0.01: math.inf}, 6400))
+    assert optimizer.mid_fit_lr({0.01: 5000.0, 0.03: 1900.0, 0.1: 800.0}, 6400) == 0.03
+    assert optimizer.mid_fit_lr({0.01: math.inf, 0.03: 2500.0}, 6400) == 0.03  # never fitted: out
+    assert optimizer.mid_fit_lr({0.01: 4500.0, 0.03: 1900.0}, 6400) == 0.01  # a tie: the lower rate
+    assert math.isnan(optimizer.mid_fit_lr({0.01: math.inf}, 6400))
 
 
 C11 = {"profile": "smoke", "n_seeds": 0, "gamma": 1.0, "depths": [2, 4], "onset_fracs": [0.0, 0.375, 0.75],
@@ -98,7 +98,7 @@ C12 = {"profile": "smoke", "n_seeds": 0, "gamma": 1.0, "placements": PLACEMENTS,
 def test_bad_parameters_fail_before_any_training(tmp_path, claim, kw, name):
     params = {**(C11 if claim == "c11" else C12), "results_dir": str(tmp_path / "results")}
     with pytest.raises(ConfigError, match=f"^{name}"):
-        getattr(robustness, claim)(**{**params, **kw})
+        (depth.c11 if claim == "c11" else optimizer.c12)(**{**params, **kw})
     assert not (tmp_path / "results").exists()
 
 
@@ -110,13 +110,13 @@ def _c12_runs(fates: dict[tuple[str, str], list[bool]]) -> pd.DataFrame:
 def test_c12_parts_on_fates_reach_holds_rejected_and_undecided():
     n = 8
     yes, no = [True] * n, [False] * n
-    holds = robustness.c12_parts(_c12_runs({("SGD", "middle"): yes, ("SGD", "none"): no, ("SGD", "full"): no,
+    holds = optimizer.c12_parts(_c12_runs({("SGD", "middle"): yes, ("SGD", "none"): no, ("SGD", "full"): no,
                                             ("AdamW", "middle"): yes, ("AdamW", "full"): yes}))
     assert [p["state"] for p in holds.values()] == ["holds", "holds", "holds"]
-    rejected = robustness.c12_parts(_c12_runs({("SGD", "middle"): no, ("SGD", "none"): yes, ("SGD", "full"): yes,
+    rejected = optimizer.c12_parts(_c12_runs({("SGD", "middle"): no, ("SGD", "none"): yes, ("SGD", "full"): yes,
                                                ("AdamW", "middle"): yes, ("AdamW", "full"): no}))
     assert [p["state"] for p in rejected.values()] == ["rejected", "rejected", "rejected"]
-    few = robustness.c12_parts(_c12_runs({("SGD", "middle"): yes[:4], ("SGD", "none"): no[:4],
+    few = optimizer.c12_parts(_c12_runs({("SGD", "middle"): yes[:4], ("SGD", "none"): no[:4],
                                           ("SGD", "full"): no[:4], ("AdamW", "middle"): yes[:4],
                                           ("AdamW", "full"): yes[:4]}))
     assert {p["state"] for p in few.values()} == {"undecided"}  # 4 seeds cannot reach p < 0.05
@@ -133,10 +133,10 @@ def test_c11_parts_need_onset_dependence_and_tested_differences():
     n = 8
     every = {o: [True] * n for o in (0, 1600, 3200)}
     edge = {0: [False] * n, 1600: [False] * n, 3200: [True] * n}
-    flat = robustness.c11_parts(_depth_runs({2: edge, 4: every}, {2: 0.1, 4: 0.1}), 2, 4)
+    flat = depth.c11_parts(_depth_runs({2: edge, 4: every}, {2: 0.1, 4: 0.1}), 2, 4)
     assert flat["the window persists (onset dependence)"]["state"] == "rejected"  # works at every onset
     assert flat["lower plateau"]["state"] == "rejected"  # 4 layers reason more, seed by seed
-    window = robustness.c11_parts(_depth_runs({2: every, 4: edge}, {2: 0.1, 4: 0.1}), 2, 4)
+    window = depth.c11_parts(_depth_runs({2: every, 4: edge}, {2: 0.1, 4: 0.1}), 2, 4)
     assert window["the window persists (onset dependence)"]["state"] == "holds"
     assert window["lower plateau"]["state"] == "holds"
     assert window["more seed variance"]["state"] == "holds"  # the memorizing seeds spread, the reasoning ones do not

@@ -5,17 +5,20 @@
     rules         every verdict rule, as a pure function
     calibration   the calibration page (no claim)
     fates         fate counts, paired comparisons over seeds, the power of a design
+    anchors       the anchor conditions repeated under another model or optimizer (C11 and C12 build on them)
     window_placement  C1, C2/C3
     window_onset  C4, C4b
     init_scale    C5, C6/C7 and the explorer's grid
     rates         C10
     instrumentation  C13
     specificity   C8 (grokking), C9 (SCAN)
-    robustness    C11 (depth), C12 (SGD)
+    depth         C11 (4 layers)
+    optimizer     C12 (SGD with momentum)
     registry      one declaration per page: its claim ids, notebook and functions
-    scoreboard    results/claims.csv (`python -m critwin_lib.claims`)
+    scoreboard    results/claims.csv (`python -m critwin_lib.claims`), one row per claim and profile
+    lengths       a page's quick and paper lengths side by side (reads the registry and the scoreboard)
 
 A family module imports the core modules and the lower library only, never another family; the registry
-imports the families; nothing in the library imports the registry except the scoreboard and the notebook
-runner.
+imports the families; nothing in the library imports the registry except the scoreboard, `lengths` and the
+notebook runner.
 """

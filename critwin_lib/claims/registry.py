@@ -14,11 +14,12 @@ from typing import Any
 from critwin_lib import config, store
 from critwin_lib.claims import (
     calibration,
+    depth,
     init_scale,
     instrumentation,
+    optimizer,
     rates,
     relapse,
-    robustness,
     specificity,
     window_onset,
     window_placement,
@@ -70,8 +71,8 @@ PAGES = (
     Page("c08_grokking", ("C8",), specificity.c08_design, specificity.c08),
     Page("c09_scan", ("C9",), specificity.c09_design, specificity.c09),
     Page("c10_two_timescales", ("C10",), rates.c10_design, rates.c10),
-    Page("c11_depth", ("C11",), robustness.c11_design, robustness.c11),
-    Page("c12_optimizer", ("C12",), robustness.c12_design, robustness.c12),
+    Page("c11_depth", ("C11",), depth.c11_design, depth.c11),
+    Page("c12_optimizer", ("C12",), optimizer.c12_design, optimizer.c12),
     Page("c13_instrumentation", ("C13",), instrumentation.c13_design, instrumentation.c13),
     Page("x01_explorer", (), init_scale.x01_design, init_scale.x01),
 )
