@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import yaml
 
 from critwin_lib import experiment
@@ -60,8 +61,10 @@ def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, An
                             kernel_name="python3", progress_bar=False, execution_timeout=cell_timeout,
                             stdout_file=sys.stdout if log_output else None,
                             stderr_file=sys.stderr if log_output else None, config=kernel_config(sockets))
-    one_parameters_block(out)
-    drop_removed_widgets(out)
+    nb = nbformat.read(out, as_version=4)  # tidied in memory, written once
+    one_parameters_block(nb, out.name)
+    drop_removed_widgets(nb)
+    nbformat.write(nb, out)
     return out
 
 
@@ -73,12 +76,9 @@ def kernel_config(sockets: str) -> Any:
     return Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
 
 
-def drop_removed_widgets(path: Path) -> None:
+def drop_removed_widgets(nb: nbformat.NotebookNode) -> None:
     """Clear the outputs of cells tagged remove-output, and drop the notebook's widget state when no output shows a
     widget any more: the book then loads no widget manager for the page (whose fonts it cannot serve offline)."""
-    import nbformat
-
-    nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         if cell.cell_type == "code" and "remove-output" in cell.metadata.get("tags", []):
             cell.outputs = []
@@ -86,18 +86,14 @@ def drop_removed_widgets(path: Path) -> None:
                 for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     if not shown and "widgets" in nb.metadata:
         del nb.metadata["widgets"]
-    nbformat.write(nb, path)
 
 
-def one_parameters_block(path: Path) -> None:
+def one_parameters_block(nb: nbformat.NotebookNode, name: str) -> None:
     """In an executed notebook, fold papermill's injected cell into the notebook's own parameters cell: one
     block with the values the page was built with (and the notebook's comments), hidden behind a toggle, after
-    a line saying how to change them."""
+    a line saying how to change them (`name`: the notebook's file name)."""
     import ast
 
-    import nbformat
-
-    nb = nbformat.read(path, as_version=4)
     tags = [c.metadata.get("tags", []) for c in nb.cells]
     i = next((k for k, t in enumerate(tags) if "parameters" in t), None)
     if i is None:
@@ -119,10 +115,9 @@ def one_parameters_block(path: Path) -> None:
     nb.cells = [c for k, c in enumerate(nb.cells) if "injected-parameters" not in tags[k]]
     note = nbformat.v4.new_markdown_cell(
         f"**Parameters.** This page was built with the values below (click to show). To change one, run "
-        f"`python -m critwin_lib.notebooks run notebooks/{path.name} -p NAME VALUE` (or `make reproduce`).")
+        f"`python -m critwin_lib.notebooks run notebooks/{name} -p NAME VALUE` (or `make reproduce`).")
     note.metadata["tags"] = ["parameters-note"]
     nb.cells.insert(nb.cells.index(cell), note)
-    nbformat.write(nb, path)
 
 
 def plan(notebooks: list[Path], params: dict[str, Any]) -> int:

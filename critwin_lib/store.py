@@ -82,9 +82,9 @@ class Store:
     def problem(self, key: str) -> str | None:
         """What is wrong with a stored run (None: nothing): its files against their checksums, and its config
         against its key."""
-        return self._checked(key)[0]
+        return self.checked(key)[0]
 
-    def _checked(self, key: str) -> tuple[str | None, RunConfig | None]:
+    def checked(self, key: str) -> tuple[str | None, RunConfig | None]:
         """(what is wrong, None) or (None, the run's config), reading config.json once."""
         d = self.path(key)
         why = checksums.problem(d)
@@ -101,7 +101,7 @@ class Store:
     def load(self, key: str) -> Result:
         """A stored run, checked first; a damaged one raises DamagedRun with the one-line repair."""
         d = self.path(key)
-        why, cfg = self._checked(key)
+        why, cfg = self.checked(key)
         try:
             if cfg is not None:
                 history = pd.read_parquet(d / "history.parquet")

@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--n must be >= 0")
     store = experiment.Store(args.results)
     keys = store.keys()
-    damaged = {k: why for k in keys if (why := store.problem(k))}
+    checked = {k: store.checked(k) for k in keys}  # config.json and checksums, histories not loaded
+    damaged = {k: why for k, (why, _) in checked.items() if why}
     for k, why in damaged.items():
         print(checksums.repair_line(store.path(k), why), file=sys.stderr)
     if args.seal:
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"verify: sealed {len(sealed)} runs", file=sys.stderr)
     print(f"verify: {len(keys)} runs in {store.runs}, {len(damaged)} damaged", file=sys.stderr)
     pool = [k for k in keys if k not in damaged
-            and (args.max_steps is None or store.load(k).config.train.steps <= args.max_steps)]
+            and (args.max_steps is None or checked[k][1].train.steps <= args.max_steps)]
     bad = len(damaged)
     for key in random.Random(args.seed).sample(pool, min(args.n, len(pool))):
         c = verify_run(store, key)
