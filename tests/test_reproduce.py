@@ -38,6 +38,11 @@ def test_make_verify_checks_the_files_and_trains_runs_again(tmp_path, tiny_cfg, 
     run = experiment.run(tiny_cfg, tmp_path)
     assert verify.main(["--results", str(tmp_path), "--n", "1", "--seed", "0"]) == 0
     assert f"run {run.key}: matches; shipped from same kind of CPU" in capsys.readouterr().err
+    steps = run.config.train.steps  # --max-steps draws among runs that short only (read from their configs)
+    assert verify.main(["--results", str(tmp_path), "--n", "1", "--max-steps", str(steps - 1)]) == 0
+    assert "matches" not in capsys.readouterr().err
+    assert verify.main(["--results", str(tmp_path), "--n", "1", "--max-steps", str(steps)]) == 0
+    assert f"run {run.key}: matches" in capsys.readouterr().err
     (experiment.Store(tmp_path).path(run.key) / "meta.json").write_text("{}")
     assert verify.main(["--results", str(tmp_path), "--n", "0"]) == 1
     assert "meta.json changed since the run was stored" in capsys.readouterr().err
