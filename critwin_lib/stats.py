@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -131,6 +132,25 @@ def permutation_test(x: Sequence[float], y: Sequence[float], alternative: str = 
     perms = np.array([rng.permutation(pooled) for _ in range(n_resamples)])
     null = perms[:, :len(a)].mean(axis=1) - perms[:, len(a):].mean(axis=1)
     return _p_from_null(null, a.mean() - b.mean(), alternative)
+
+
+def stratified_permutation_test(values: Sequence[float], in_x: Sequence[bool], strata: Sequence[Any],
+                                alternative: str = "two-sided", n_resamples: int = 10_000, seed: int = 0) -> float:
+    """Permutation test of mean(values[in_x]) − mean(values[~in_x]) with the labels shuffled within each stratum
+    only: a difference that comes from the strata (runs of one stratum more often in x) is not counted as one."""
+    v, lab, st = np.asarray(values, dtype=float), np.asarray(in_x, dtype=bool), np.asarray(strata, dtype=object)
+    keep = ~np.isnan(v)
+    v, lab, st = v[keep], lab[keep], st[keep]
+    _alternative(alternative)
+    if lab.all() or not lab.any():
+        return float("nan")
+    rng = np.random.default_rng(seed)
+    perm = np.empty((n_resamples, len(v)), dtype=bool)  # one row per resample: the shuffled labels
+    for g in dict.fromkeys(st.tolist()):
+        idx = np.flatnonzero(st == g)
+        perm[:, idx] = lab[idx][rng.random((n_resamples, len(idx))).argsort(axis=1)]
+    null = (perm @ v) / perm.sum(axis=1) - ((~perm) @ v) / (~perm).sum(axis=1)
+    return _p_from_null(null, v[lab].mean() - v[~lab].mean(), alternative)
 
 
 def _p_from_null(null: np.ndarray, observed: float, alternative: str) -> float:

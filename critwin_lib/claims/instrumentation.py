@@ -56,6 +56,8 @@ class InstrumentResult(ClaimResult):
     curves: pd.DataFrame
     by_fate: pd.DataFrame  # the rule's contrast: reasoning vs memorizing runs among the window runs
     fate_curves: pd.DataFrame  # the measurements over training, window runs grouped by fate (mean and band over runs)
+    fate_counts: pd.DataFrame  # runs of each fate per condition
+    sensitivity: pd.DataFrame  # the rule pooled, with fates permuted within placement, and per placement
 
 
 def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> InstrumentResult:
@@ -80,7 +82,11 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                      "predicted sign": {1: "+", -1: "−"}.get(rules.C13_DIRECTION.get(k, 0), "")})
     agree = [C13_METRICS[k] for k in rules.agreeing_c13(diffs)]
     old_verdict = rules.verdict_c13(len(agree))
-    by_fate = fate_contrasts(last[last["condition"] != "none"])
+    windowed_end = last[last["condition"] != "none"]
+    by_fate = fate_contrasts(windowed_end)
+    sensitivity = c13_sensitivity(windowed_end)
+    flips = sensitivity[sensitivity["verdict"] != rules.combine(
+        {C13_METRICS[k]: by_fate.loc[k, "part"] for k in rules.C13_DIRECTION})]
     parts = {C13_METRICS[k]: by_fate.loc[k, "part"] for k in rules.C13_DIRECTION}
     verdict = rules.combine(parts)
     ood = {r["key"]: r for r in rows}["acc/test_ood"]
@@ -89,7 +95,11 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                "n_agree": len(agree), "n_reasoning": n_r, "n_memorizing": n_m, "min_runs": C13_MIN_RUNS,
                "n_hold": sum(v == rules.HOLDS for v in parts.values()),
                "protocol": proto, "window_lambda": protocol.get_protocol(proto).window_lambda,
-               "ood_window": ood["window"], "ood_none": ood["none"]}
+               "ood_window": ood["window"], "ood_none": ood["none"],
+               "stratified_verdict": sensitivity["verdict"].iloc[1],
+               "sensitivity_text": ("the verdict is the same under every analysis of the sensitivity table"
+                                    if flips.empty else "the verdict differs: " + "; ".join(
+                                        f"{r.analysis}: {r.verdict}" for r in flips.itertuples()))}
     for k, (m, lo, hi) in diffs.items():
         key = k.replace("/", "_")
         numbers.update({f"d_{key}": m, f"d_{key}_lo": lo, f"d_{key}_hi": hi})
@@ -106,15 +116,19 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     windowed = long[long["condition"] != "none"].merge(per_run[["condition", "seed", "fate"]], on=["condition", "seed"])
     fate_curves = stats.mean_ci(windowed, ["fate", "key", "step"], "value")
     fate_curves["metric"] = fate_curves["key"].map(C13_METRICS)
+    counts = pd.crosstab(per_run["condition"], per_run["fate"]).reindex(list(dict.fromkeys(per_run["condition"])))
     return InstrumentResult([row], numbers, d.summary, history, per_run, pd.DataFrame(rows), curves, by_fate,
-                            fate_curves)
+                            fate_curves, counts, sensitivity)
 
 
-def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0) -> pd.DataFrame:
+def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0, strata: str | None = None
+                   ) -> pd.DataFrame:
     """Per measurement at the end of training (`end`: runs of one weight-decay exposure, with fate): mean over
     reasoning runs minus mean over memorizing runs, its bootstrap interval (resampling within each fate), and
-    one-sided permutation tests; a predicted direction's part holds at p < α that way, is rejected at p < α the
-    other way, and stays undecided with fewer than C13_MIN_RUNS runs of either fate."""
+    one-sided permutation tests (with `strata`, a column: fate labels permuted within each of its values only);
+    a predicted direction's part holds at p < α that way, is rejected at p < α the other way, and stays
+    undecided with fewer than C13_MIN_RUNS runs of either fate."""
+    end = end[end["fate"].isin(["reasoning", "memorizing"])]
     r, m = end[end["fate"] == "reasoning"], end[end["fate"] == "memorizing"]
     rng = np.random.default_rng(seed)
     rows = []
@@ -124,7 +138,12 @@ def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0)
         if len(a) and len(b):
             boots = [rng.choice(a, len(a)).mean() - rng.choice(b, len(b)).mean() for _ in range(n_boot)]
             lo, hi = (float(np.quantile(boots, q)) for q in (0.025, 0.975))
-            p_up, p_down = stats.permutation_test(a, b, "greater"), stats.permutation_test(a, b, "less")
+            if strata is None:
+                p_up, p_down = stats.permutation_test(a, b, "greater"), stats.permutation_test(a, b, "less")
+            else:
+                ok = end[k].notna()
+                v, lab, st = end.loc[ok, k], end.loc[ok, "fate"] == "reasoning", end.loc[ok, strata]
+                p_up, p_down = (stats.stratified_permutation_test(v, lab, st, alt) for alt in ("greater", "less"))
         else:
             lo = hi = p_up = p_down = math.nan
         p_pred, p_other = (p_up, p_down) if sign > 0 else (p_down, p_up)
@@ -137,3 +156,25 @@ def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0)
                      "predicted sign": {1: "+", -1: "−"}.get(sign, ""),
                      "p (predicted)": p_pred if sign else math.nan, "part": part if sign else ""})
     return pd.DataFrame(rows).set_index("key")
+
+
+def c13_sensitivity(end: pd.DataFrame, n_boot: int = stats.N_BOOT) -> pd.DataFrame:
+    """The rule under other analyses of the same window runs (`end`, with condition and fate): pooled over the
+    placements (the rule); with the fate labels permuted within each placement only (a difference that comes
+    from which placement a run had does not count); each placement alone (fewer runs: more often undecided)."""
+    analyses = {"every window run, pooled (the rule)": (end, None),
+                "every window run, fates permuted within placement": (end, "condition"),
+                **{f"{c} alone": (g, None) for c, g in end.groupby("condition", sort=False)}}
+    rows = []
+    for name, (frame, strata) in analyses.items():
+        t = fate_contrasts(frame, n_boot=n_boot, strata=strata)
+        parts = t[t["part"] != ""]
+        rows.append({"analysis": name, "reasoning runs": int(t["reasoning runs"].iloc[0]),
+                     "memorizing runs": int(t["memorizing runs"].iloc[0]),
+                     **{r["metric"]: _part_text(r["part"], r["p (predicted)"]) for _, r in parts.iterrows()},
+                     "verdict": rules.combine(dict(zip(parts["metric"], parts["part"], strict=True)))})
+    return pd.DataFrame(rows)
+
+
+def _part_text(part: str, p: float) -> str:
+    return part if math.isnan(p) else f"{part} (p {p:.3f})"
