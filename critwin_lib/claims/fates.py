@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,18 +158,23 @@ def ood_at(history: pd.DataFrame, per_run: pd.DataFrame, steps: list[int]) -> li
     return got.sort_values("i")["acc/test_ood"].astype(float).tolist()
 
 
+def by_protocol_and_metric(per_run: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    """(protocol, OOD metric, its runs with fates read under that metric) for every row of a sensitivity table."""
+    for proto in per_run["protocol"].unique():
+        for metric, col in METRICS.items():
+            yield proto, metric, with_fates(per_run[per_run["protocol"] == proto], col)
+
+
 def sensitivity(per_run: pd.DataFrame, main: str, select: Callable[[pd.DataFrame], dict[str, pd.Series]],
                 decide: Decide, onsets: dict[Any, Callable[[pd.DataFrame], dict[str, pd.Series]]] | None = None
                 ) -> pd.DataFrame:
     """The verdict the same rule gives under each protocol × metric, and (page's protocol, final OOD) under
     each alternative selection in `onsets` ({label: select})."""
     rows = []
-    for proto in per_run["protocol"].unique():
-        for metric, col in METRICS.items():
-            runs = with_fates(per_run[per_run["protocol"] == proto], col)
-            verdict, parts = decide(select(runs))
-            rows.append({"protocol": proto, "metric": metric, "onset": "as the claim", "seeds": _seeds(parts),
-                         "verdict": verdict, "parts": "; ".join(f"{k}: {c.state}" for k, c in parts.items())})
+    for proto, metric, runs in by_protocol_and_metric(per_run):
+        verdict, parts = decide(select(runs))
+        rows.append({"protocol": proto, "metric": metric, "onset": "as the claim", "seeds": _seeds(parts),
+                     "verdict": verdict, "parts": "; ".join(f"{k}: {c.state}" for k, c in parts.items())})
     for label, sel in (onsets or {}).items():
         runs = with_fates(per_run[per_run["protocol"] == main])
         verdict, parts = decide(sel(runs))

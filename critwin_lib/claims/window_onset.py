@@ -89,13 +89,11 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
         main_runs.groupby("onset")[["max_ood", "close_ood", "t_mem", "onset_over_own_t_mem"]].mean().reset_index(),
         on="onset")
     sens = []
-    for proto in per_run["protocol"].unique():
-        for metric, col in fates.METRICS.items():
-            runs = fates.with_fates(per_run[(per_run["protocol"] == proto) & (per_run["onset"] >= 0)], col)
-            v, p, e = decide_c4(runs, step, resolution)
-            sens.append({"protocol": proto, "metric": metric, "seeds": int(runs["seed"].nunique()), "verdict": v,
-                         "edge": e.edge, "edge_lo": e.lo, "edge_hi": e.hi, "found": e.found,
-                         "parts": "; ".join(f"{k}: {s}" for k, s in p.items())})
+    for proto, metric, runs in fates.by_protocol_and_metric(per_run[per_run["onset"] >= 0]):
+        v, p, e = decide_c4(runs, step, resolution)
+        sens.append({"protocol": proto, "metric": metric, "seeds": int(runs["seed"].nunique()), "verdict": v,
+                     "edge": e.edge, "edge_lo": e.lo, "edge_hi": e.hi, "found": e.found,
+                     "parts": "; ".join(f"{k}: {s}" for k, s in p.items())})
     sens = pd.DataFrame(sens)
     windows = table[table["onset"] >= 0]
     low = windows.loc[windows["share"].idxmin()]
