@@ -24,11 +24,12 @@ $(STAMP): requirements.txt pyproject.toml
 
 ## reproduce: execute every claim notebook at PROFILE (training only missing runs), then build the book;
 ## CLAIMS="C1 C4" executes only the pages deciding those ids (other pages missing from the book are executed
-## from the stored results)
+## from the stored results, at quick when PROFILE=paper); at paper the shipped scoreboard's paper rows follow
 reproduce: $(STAMP)
 	$(PY) -m critwin_lib.notebooks run --profile $(PROFILE) $(RESULTS) $(if $(CLAIMS),--claims $(CLAIMS),)
 	$(PY) -m critwin_lib.claims --profile $(PROFILE) $(if $(filter smoke,$(PROFILE)),--results _build/results-smoke,)
-	$(if $(CLAIMS),$(PY) -m critwin_lib.notebooks run --profile $(PROFILE) $(RESULTS) --no-train --quiet --missing-only,)
+	$(if $(filter paper,$(PROFILE)),$(PY) -m critwin_lib.claims,)
+	$(if $(CLAIMS),$(PY) -m critwin_lib.notebooks run --profile $(if $(filter paper,$(PROFILE)),quick,$(PROFILE)) $(RESULTS) --no-train --quiet --missing-only,)
 	$(MAKE) html
 
 ## book: build the book from the shipped results only (no training; fails if a run is missing)

@@ -127,3 +127,14 @@ def test_the_paper_profile_runs_the_claims_under_the_protocol_calibrated_at_its_
     assert main and windows == {36.0} and {c.train.steps for c in main} == {20_000}
     quick = registry.planned_runs("c01_critical_window", {**params, "profile": "quick"})
     assert {c.train.lr for c in quick} == {3e-4} and 6.0 in {w[2] for c in quick for w in c.wd.windows}
+
+
+def test_a_scoreboard_at_another_profile_says_which_pages_are_not_run_yet(tmp_path):
+    """`python -m critwin_lib.claims --profile paper` after only some pages ran at paper: no error, and every page
+    without all of its runs has NOT_RUN rows naming the command that trains them."""
+    rows, numbers = scoreboard.compute("paper", tmp_path / "results")
+    assert [r["claim"] for r in rows] == [c for p in registry.PAGES for c in p.claims]
+    assert {r["verdict"] for r in rows} == {scoreboard.NOT_RUN} and {r["profile"] for r in rows} == {"paper"}
+    assert 'make reproduce PROFILE=paper CLAIMS="C2 C3"' in rows[1]["ours"]
+    assert numbers["c04_sharp_onset"]["c04_verdict"] == scoreboard.NOT_RUN
+    assert not (tmp_path / "results").exists()

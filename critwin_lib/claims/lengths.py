@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from critwin_lib import store
 from critwin_lib.claims import registry, scoreboard
 from critwin_lib.claims.core import ClaimResult
 
@@ -26,6 +27,8 @@ class Lengths:
     table: pd.DataFrame  # one row per claim and profile: steps, seeds, runs stored of the design, ours, verdict
     numbers: dict[str, Any]  # the other profile's numbers, glued as <prefix><other>_<key>
     text: str  # one paragraph comparing the verdicts
+    glue: dict[str, Any]  # what the page glues: both profiles' numbers, keys "<profile>_<key>" (the intro quotes
+    # "paper_..." whichever length the page ran at)
 
 
 def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | Path) -> Lengths:
@@ -35,7 +38,9 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
     p = registry.page(stem)
     main = {r["claim"]: r for r in here.rows}
     rows, numbers = scoreboard.profile_side(p, other, results_dir, main)
-    mine = {"profile": profile, "steps": _steps(p, profile), "stored": "all", "needed": ""}
+    n_here = len({store.run_key(c) for c in registry.planned_runs(stem, registry.profile_defaults(p.notebook,
+                                                                                                   profile))})
+    mine = {"profile": profile, "steps": _steps(p, profile), "stored": n_here, "needed": n_here}
     table = pd.DataFrame([{**mine, **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}} for r in here.rows]
                          + [{"profile": other, "steps": numbers["steps"], "stored": numbers["stored"],
                              "needed": numbers["needed"], **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}}
@@ -46,13 +51,16 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
     if rows and rows[0]["verdict"] == scoreboard.NOT_RUN:
         text = (head + ", " + "; ".join(f"{c} is **{r['verdict']}** ({r['seeds']} seeds)" for c, r in main.items())
                 + f". {there[0].upper() + there[1:]} its runs are not all trained yet: {numbers['stored']} of "
-                  f"{numbers['needed']} are stored (`make reproduce PROFILE={other}` trains the rest, then this "
-                  f"paragraph compares the verdicts).")
+                  f"{numbers['needed']} are stored (`make reproduce PROFILE={other} CLAIMS=\"{' '.join(p.claims)}\"` "
+                  f"trains the rest, then this paragraph compares the verdicts).")
     else:
         text = (head + " and " + there + ": " + "; ".join(
             f"{c} is **{r['verdict']}** ({r['seeds']} seeds: {r['ours']}) and **{at[c]['verdict']}** "
             f"({at[c]['ours']})" for c, r in main.items() if c in at) + ".")
-    return Lengths(other, table, numbers, text)
+    own = {"profile": profile, "steps": mine["steps"], "stored": n_here, "needed": n_here,
+           "seeds": int(here.rows[0]["seeds"]) if here.rows else 0, **here.numbers}
+    glue = {**{f"{other}_{k}": v for k, v in numbers.items()}, **{f"{profile}_{k}": v for k, v in own.items()}}
+    return Lengths(other, table, numbers, text, glue)
 
 
 def _steps(p: registry.Page, profile: str) -> int:

@@ -35,12 +35,18 @@ def page_params(p: registry.Page, profile: str, results_dir: str | Path) -> dict
 def compute(profile: str, results_dir: str | Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """Every claim's rows and every page's glued numbers ({stem: {glue key: value}}), recomputed from the
     stored results with the notebooks' default parameters; then, for pages that declare another profile, that
-    profile's rows and numbers (keys `<prefix><profile>_...`) from its stored runs."""
+    profile's rows and numbers (keys `<prefix><profile>_...`) from its stored runs. At the shipped profile a
+    missing run is an error; at another (`--profile paper` after `make reproduce PROFILE=paper CLAIMS=...`) a page
+    whose runs are not all stored has NOT_RUN rows."""
     rows, numbers = [], {}
     for p in registry.PAGES:
-        result = p.page(**page_params(p, profile, results_dir))
-        rows += result.rows
-        numbers[p.stem] = {p.glue_prefix + k: _plain(v) for k, v in result.numbers.items()}
+        if profile == registry.SHIPPED_PROFILE:
+            result = p.page(**page_params(p, profile, results_dir))
+            page_rows, page_numbers = result.rows, {k: _plain(v) for k, v in result.numbers.items()}
+        else:
+            page_rows, page_numbers = profile_side(p, profile, results_dir, {})
+        rows += page_rows
+        numbers[p.stem] = {p.glue_prefix + k: v for k, v in page_numbers.items()}
     main = {r["claim"]: r for r in rows}
     for p in registry.PAGES:
         for other in registry.scored_profiles(p, profile)[1:]:
@@ -61,10 +67,10 @@ def profile_side(p: registry.Page, profile: str, results_dir: str | Path, main: 
             "steps": int(d.specs[0][1].train.steps)}
     if side.result is not None:
         return side.result.rows, {**head, **{k: _plain(v) for k, v in side.result.numbers.items()}}
-    ours = (f"{side.stored} of {side.needed} runs of this design stored; `make reproduce PROFILE={profile}` "
-            f"trains the rest")
-    rows = [{**main[c], "ours": ours, "profile": profile, "seeds": len(d.seeds), "verdict": NOT_RUN}
-            for c in p.claims]
+    ours = (f"{side.stored} of {side.needed} runs of this design stored; `make reproduce PROFILE={profile} "
+            f"CLAIMS=\"{' '.join(p.claims)}\"` trains the rest")
+    rows = [{**main.get(c, {"claim": c, "statement": "", "paper": ""}), "ours": ours, "profile": profile,
+             "seeds": len(d.seeds), "verdict": NOT_RUN} for c in p.claims]
     keys = [f"verdict_{c.lower()}" for c in p.claims] if len(p.claims) > 1 else ["verdict"]  # as the page's own
     return rows, {**head, **dict.fromkeys(keys, NOT_RUN)}
 
