@@ -103,6 +103,12 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     for k, (m, lo, hi) in diffs.items():
         key = k.replace("/", "_")
         numbers.update({f"d_{key}": m, f"d_{key}_lo": lo, f"d_{key}_hi": hi})
+    for k in rules.C13_DIRECTION:  # the rule's contrast, reasoning minus memorizing window runs
+        f, key = by_fate.loc[k], k.replace("/", "_")
+        numbers.update({f"fate_d_{key}": float(f["difference"]), f"fate_d_{key}_lo": float(f["lo"]),
+                        f"fate_d_{key}_hi": float(f["hi"]), f"fate_p_{key}": float(f["p (predicted)"])})
+    numbers.update({"n_window_runs": len(windowed_end), "n_other": len(windowed_end) - n_r - n_m,
+                    "memorizing_share": n_m / len(windowed_end) if len(windowed_end) else math.nan})
     row = {"claim": "C13", "statement": "reasoning and memorizing runs differ in condensation, stable rank, "
                                         "embedding order and subspace alignment",
            "paper": "metrics named, values not given",
