@@ -138,3 +138,20 @@ def test_a_scoreboard_at_another_profile_says_which_pages_are_not_run_yet(tmp_pa
     assert 'make reproduce PROFILE=paper CLAIMS="C2 C3"' in rows[1]["ours"]
     assert numbers["c04_sharp_onset"]["c04_verdict"] == scoreboard.NOT_RUN
     assert not (tmp_path / "results").exists()
+
+
+def test_a_page_at_the_paper_length_compares_its_verdict_with_the_shipped_quick_one():
+    """`lengths.side_by_side` at paper reads the quick side from the shipped runs (nothing trained): the paragraph
+    gives both verdicts, and the glue has both lengths' numbers under their profile names."""
+    from critwin_lib.claims import lengths
+    from critwin_lib.claims.core import ClaimResult
+
+    here = ClaimResult([{"claim": "C4", "statement": "s", "paper": "q", "ours": "at paper", "profile": "paper",
+                         "seeds": 8, "verdict": "reproduced"}], {"verdict": "reproduced"}, "")
+    side = lengths.side_by_side("c04_sharp_onset", here, "paper", REPO / "results")
+    quick = next(r for r in csv.DictReader(io.StringIO((REPO / "results" / "claims.csv").read_text()))
+                 if r["claim"] == "C4" and r["profile"] == "quick")
+    assert side.other == "quick" and f"**reproduced** (8 seeds: at paper) and **{quick['verdict']}**" in side.text
+    assert side.glue["paper_verdict"] == "reproduced" and side.glue["quick_verdict"] == quick["verdict"]
+    assert side.glue["quick_stored"] == side.glue["quick_needed"] and side.glue["paper_steps"] == 20_000
+    assert list(side.table["profile"]) == ["paper", "quick"]
