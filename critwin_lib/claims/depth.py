@@ -125,7 +125,8 @@ def c11(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     per_run["name"] = anchors.name_placements(per_run, P, places)
     per_run["depth"] = per_run["layers"].map(lambda d: f"{d} layers")
     by_depth, numbers = {}, {"profile": P.name, "seeds": len(seeds), "protocol": protocol_name,
-                             "window_lambda": pr.window_lambda, "depths": " and ".join(map(str, depths))}
+                             "window_lambda": pr.window_lambda, "depths": " and ".join(map(str, depths)),
+                             "min_p": 2.0 ** -len(seeds)}  # the smallest one-sided sign-flip p over these seeds
     tables = []
     for d in depths:
         r = per_run[per_run["layers"] == d]
