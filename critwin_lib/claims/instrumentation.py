@@ -84,11 +84,10 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     old_verdict = rules.verdict_c13(len(agree))
     windowed_end = last[last["condition"] != "none"]
     by_fate = fate_contrasts(windowed_end)
-    sensitivity = c13_sensitivity(windowed_end)
-    flips = sensitivity[sensitivity["verdict"] != rules.combine(
-        {C13_METRICS[k]: by_fate.loc[k, "part"] for k in rules.C13_DIRECTION})]
     parts = {C13_METRICS[k]: by_fate.loc[k, "part"] for k in rules.C13_DIRECTION}
     verdict = rules.combine(parts)
+    sensitivity = c13_sensitivity(windowed_end, pooled=by_fate)
+    flips = sensitivity[sensitivity["verdict"] != verdict]
     ood = {r["key"]: r for r in rows}["acc/test_ood"]
     n_r, n_m = int(by_fate["reasoning runs"].iloc[0]), int(by_fate["memorizing runs"].iloc[0])
     numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict, "old_rule_verdict": old_verdict,
@@ -164,16 +163,19 @@ def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0,
     return pd.DataFrame(rows).set_index("key")
 
 
-def c13_sensitivity(end: pd.DataFrame, n_boot: int = stats.N_BOOT) -> pd.DataFrame:
+def c13_sensitivity(end: pd.DataFrame, n_boot: int = stats.N_BOOT, pooled: pd.DataFrame | None = None
+                    ) -> pd.DataFrame:
     """The rule under other analyses of the same window runs (`end`, with condition and fate): pooled over the
-    placements (the rule); with the fate labels permuted within each placement only (a difference that comes
-    from which placement a run had does not count); each placement alone (fewer runs: more often undecided)."""
+    placements (the rule; `pooled`: its `fate_contrasts` table when already computed); with the fate labels
+    permuted within each placement only (a difference that comes from which placement a run had does not
+    count); each placement alone (fewer runs: more often undecided)."""
     analyses = {"every window run, pooled (the rule)": (end, None),
                 "every window run, fates permuted within placement": (end, "condition"),
                 **{f"{c} alone": (g, None) for c, g in end.groupby("condition", sort=False)}}
     rows = []
     for name, (frame, strata) in analyses.items():
-        t = fate_contrasts(frame, n_boot=n_boot, strata=strata)
+        t = (pooled if pooled is not None and strata is None and frame is end
+             else fate_contrasts(frame, n_boot=n_boot, strata=strata))
         parts = t[t["part"] != ""]
         rows.append({"analysis": name, "reasoning runs": int(t["reasoning runs"].iloc[0]),
                      "memorizing runs": int(t["memorizing runs"].iloc[0]),

@@ -38,9 +38,9 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
     p = registry.page(stem)
     main = {r["claim"]: r for r in here.rows}
     rows, numbers = scoreboard.profile_side(p, other, results_dir, main)
-    n_here = len({store.run_key(c) for c in registry.planned_runs(stem, registry.profile_defaults(p.notebook,
-                                                                                                   profile))})
-    mine = {"profile": profile, "steps": _steps(p, profile), "stored": n_here, "needed": n_here}
+    d = p.design(**registry.design_params(registry.profile_defaults(p.notebook, profile)))  # the page's own
+    n_here = len({store.run_key(c) for _, c in d.specs})
+    mine = {"profile": profile, "steps": int(d.specs[0][1].train.steps), "stored": n_here, "needed": n_here}
     table = pd.DataFrame([{**mine, **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}} for r in here.rows]
                          + [{"profile": other, "steps": numbers["steps"], "stored": numbers["stored"],
                              "needed": numbers["needed"], **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}}
@@ -61,8 +61,3 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
            "seeds": int(here.rows[0]["seeds"]) if here.rows else 0, **here.numbers}
     glue = {**{f"{other}_{k}": v for k, v in numbers.items()}, **{f"{profile}_{k}": v for k, v in own.items()}}
     return Lengths(other, table, numbers, text, glue)
-
-
-def _steps(p: registry.Page, profile: str) -> int:
-    d = p.design(**registry.design_params(registry.profile_defaults(p.notebook, profile)))
-    return int(d.specs[0][1].train.steps)

@@ -133,11 +133,14 @@ def scored_profiles(p: Page, main: str) -> list[str]:
 
 @dataclass
 class ProfileSide:
-    """A page at one profile, from stored runs only: its result once every run of its design is stored."""
+    """A page at one profile, from stored runs only: its result once every run of its design is stored, and
+    the design's size (seeds per cell, run length)."""
 
     profile: str
     stored: int
     needed: int
+    seeds: int
+    steps: int
     result: ClaimResult | None
 
 
@@ -146,7 +149,8 @@ def at_profile(stem: str, profile: str, results_dir: str | Path) -> ProfileSide:
     when all of them are stored, else how many are (nothing is trained)."""
     p = page(stem)
     params = {**profile_defaults(p.notebook, profile), "results_dir": str(results_dir), "train_missing": False}
-    keys = {store.run_key(c) for c in planned_runs(stem, params)}
+    d = p.design(**design_params(params))
+    keys = {store.run_key(c) for c in configs(d.specs)}
     have = store.Store(results_dir)
     stored = sum(have.has(k) for k in keys)
     result = None
@@ -155,4 +159,4 @@ def at_profile(stem: str, profile: str, results_dir: str | Path) -> ProfileSide:
             result = p.page(**params)
         except store.MissingResults:  # an edge finder asked for a run beyond the design
             result = None
-    return ProfileSide(profile, stored, len(keys), result)
+    return ProfileSide(profile, stored, len(keys), len(d.seeds), int(d.specs[0][1].train.steps), result)

@@ -61,16 +61,14 @@ def profile_side(p: registry.Page, profile: str, results_dir: str | Path, main: 
     """Page `p`'s rows and numbers at `profile` from the stored runs; NOT_RUN rows (with how many of the design's
     runs are stored; statement and paper from `main`, the rows by claim at the main profile) until every run is."""
     side = registry.at_profile(p.stem, profile, results_dir)
-    params = page_params(p, profile, results_dir)
-    d = p.design(**registry.design_params(params))
-    head = {"profile": profile, "stored": side.stored, "needed": side.needed, "seeds": len(d.seeds),
-            "steps": int(d.specs[0][1].train.steps)}
+    head = {"profile": profile, "stored": side.stored, "needed": side.needed, "seeds": side.seeds,
+            "steps": side.steps}
     if side.result is not None:
         return side.result.rows, {**head, **{k: _plain(v) for k, v in side.result.numbers.items()}}
     ours = (f"{side.stored} of {side.needed} runs of this design stored; `make reproduce PROFILE={profile} "
             f"CLAIMS=\"{' '.join(p.claims)}\"` trains the rest")
     rows = [{**main.get(c, {"claim": c, "statement": "", "paper": ""}), "ours": ours, "profile": profile,
-             "seeds": len(d.seeds), "verdict": NOT_RUN} for c in p.claims]
+             "seeds": side.seeds, "verdict": NOT_RUN} for c in p.claims]
     keys = [f"verdict_{c.lower()}" for c in p.claims] if len(p.claims) > 1 else ["verdict"]  # as the page's own
     return rows, {**head, **dict.fromkeys(keys, NOT_RUN)}
 
