@@ -28,6 +28,8 @@ C13_METRICS = {
 
 
 C13_MIN_RUNS = 12  # runs of each fate, among runs of one weight-decay exposure, before a contrast can decide
+POOLED = "every window run, pooled (the rule)"  # the sensitivity table's rows that the numbers read by name
+STRATIFIED = "every window run, fates permuted within placement"
 
 
 def c13_design(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float,
@@ -95,7 +97,7 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                "n_hold": sum(v == rules.HOLDS for v in parts.values()),
                "protocol": proto, "window_lambda": protocol.get_protocol(proto).window_lambda,
                "ood_window": ood["window"], "ood_none": ood["none"],
-               "stratified_verdict": sensitivity["verdict"].iloc[1],
+               "stratified_verdict": sensitivity.set_index("analysis").at[STRATIFIED, "verdict"],
                "sensitivity_text": ("the verdict is the same under every analysis of the sensitivity table"
                                     if flips.empty else "the verdict differs: " + "; ".join(
                                         f"{r.analysis}: {r.verdict}" for r in flips.itertuples()))}
@@ -169,8 +171,7 @@ def c13_sensitivity(end: pd.DataFrame, n_boot: int = stats.N_BOOT, pooled: pd.Da
     placements (the rule; `pooled`: its `fate_contrasts` table when already computed); with the fate labels
     permuted within each placement only (a difference that comes from which placement a run had does not
     count); each placement alone (fewer runs: more often undecided)."""
-    analyses = {"every window run, pooled (the rule)": (end, None),
-                "every window run, fates permuted within placement": (end, "condition"),
+    analyses = {POOLED: (end, None), STRATIFIED: (end, "condition"),
                 **{f"{c} alone": (g, None) for c, g in end.groupby("condition", sort=False)}}
     rows = []
     for name, (frame, strata) in analyses.items():
