@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from critwin_lib import checks, config, experiment, protocol, stats
+from critwin_lib import checks, config, experiment, protocol, stats, store
 from critwin_lib.sizes import Size
 
 VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "inconclusive")  # "inconclusive": a premise failed
@@ -37,6 +37,16 @@ class Design:
     summary: str
     seeds: list[int]
     protocol: str = field(default="", kw_only=True)
+
+    @property
+    def keys(self) -> set[str]:
+        """The run keys of its specs (a run shared by two conditions counts once)."""
+        return {store.run_key(cfg) for _, cfg in self.specs}
+
+    @property
+    def run_steps(self) -> int:
+        """The length of its runs (the first run's: a page's anchor runs share one length)."""
+        return int(self.specs[0][1].train.steps)
 
 
 @dataclass

@@ -175,8 +175,7 @@ def c13_sensitivity(end: pd.DataFrame, n_boot: int = stats.N_BOOT, pooled: pd.Da
                 **{f"{c} alone": (g, None) for c, g in end.groupby("condition", sort=False)}}
     rows = []
     for name, (frame, strata) in analyses.items():
-        t = (pooled if pooled is not None and strata is None and frame is end
-             else fate_contrasts(frame, n_boot=n_boot, strata=strata))
+        t = pooled if pooled is not None and name == POOLED else fate_contrasts(frame, n_boot=n_boot, strata=strata)
         parts = t[t["part"] != ""]
         rows.append({"analysis": name, "reasoning runs": int(t["reasoning runs"].iloc[0]),
                      "memorizing runs": int(t["memorizing runs"].iloc[0]),

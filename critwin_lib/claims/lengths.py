@@ -13,7 +13,6 @@ from typing import Any
 
 import pandas as pd
 
-from critwin_lib import store
 from critwin_lib.claims import registry, scoreboard
 from critwin_lib.claims.core import ClaimResult
 
@@ -38,9 +37,8 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
     p = registry.page(stem)
     main = {r["claim"]: r for r in here.rows}
     rows, numbers = scoreboard.profile_side(p, other, results_dir, main)
-    d = p.design(**registry.design_params(registry.profile_defaults(p.notebook, profile)))  # the page's own
-    n_here = len({store.run_key(c) for _, c in d.specs})
-    mine = {"profile": profile, "steps": int(d.specs[0][1].train.steps), "stored": n_here, "needed": n_here}
+    d = registry.design_at(p, profile)  # the page's own
+    mine = {"profile": profile, "steps": d.run_steps, "stored": len(d.keys), "needed": len(d.keys)}
     table = pd.DataFrame([{**mine, **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}} for r in here.rows]
                          + [{"profile": other, "steps": numbers["steps"], "stored": numbers["stored"],
                              "needed": numbers["needed"], **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}}
@@ -57,7 +55,6 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
         text = (head + " and " + there + ": " + "; ".join(
             f"{c} is **{r['verdict']}** ({r['seeds']} seeds: {r['ours']}) and **{at[c]['verdict']}** "
             f"({at[c]['ours']})" for c, r in main.items() if c in at) + ".")
-    own = {"profile": profile, "steps": mine["steps"], "stored": n_here, "needed": n_here,
-           "seeds": int(here.rows[0]["seeds"]) if here.rows else 0, **here.numbers}
+    own = {**mine, "seeds": int(here.rows[0]["seeds"]) if here.rows else 0, **here.numbers}
     glue = {**{f"{other}_{k}": v for k, v in numbers.items()}, **{f"{profile}_{k}": v for k, v in own.items()}}
     return Lengths(other, table, numbers, text, glue)

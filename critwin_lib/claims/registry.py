@@ -122,6 +122,11 @@ def profile_defaults(path: Path, profile: str | None = None) -> dict[str, Any]:
     return {**d, "profile": profile, **(p.at_profile.get(profile, {}) if p else {})}
 
 
+def design_at(p: Page, profile: str) -> Design:
+    """Page `p`'s design at `profile`, built from the parameters it declares there (`profile_defaults`)."""
+    return p.design(**design_params(profile_defaults(p.notebook, profile)))
+
+
 SHIPPED_PROFILE = "quick"  # the shipped scoreboard's profile: the other profiles' rows join it
 
 
@@ -149,8 +154,8 @@ def at_profile(stem: str, profile: str, results_dir: str | Path) -> ProfileSide:
     when all of them are stored, else how many are (nothing is trained)."""
     p = page(stem)
     params = {**profile_defaults(p.notebook, profile), "results_dir": str(results_dir), "train_missing": False}
-    d = p.design(**design_params(params))
-    keys = {store.run_key(c) for c in configs(d.specs)}
+    d = design_at(p, profile)
+    keys = d.keys
     have = store.Store(results_dir)
     stored = sum(have.has(k) for k in keys)
     result = None
@@ -159,4 +164,4 @@ def at_profile(stem: str, profile: str, results_dir: str | Path) -> ProfileSide:
             result = p.page(**params)
         except store.MissingResults:  # an edge finder asked for a run beyond the design
             result = None
-    return ProfileSide(profile, stored, len(keys), len(d.seeds), int(d.specs[0][1].train.steps), result)
+    return ProfileSide(profile, stored, len(keys), len(d.seeds), d.run_steps, result)
