@@ -38,3 +38,15 @@ def test_c13_placements_are_checked_before_any_training(tmp_path):
         instrumentation.c13(profile="smoke", n_seeds=2, gamma=1.0, placements={"late": 0.9}, window_frac=0.25,
                             results_dir=str(tmp_path / "results"))
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("n_r, n_m, expect", [
+    (40, 12, "both fates reach the floor of 12"),
+    (33, 6, "memorizing is the rarer fate under a window (6 of 48 runs)"),
+    (3, 30, "reasoning is the rarer fate under a window (3 of 48 runs)"),
+    (40, 0, "no window run is memorizing"),
+])
+def test_the_floor_sentence_says_whether_the_floor_is_reached(n_r, n_m, expect):
+    text = instrumentation.floor_text(n_r, n_m, 48)
+    assert expect in text
+    assert ("times as many" in text) == (0 < min(n_r, n_m) < instrumentation.C13_MIN_RUNS)

@@ -95,6 +95,7 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict, "old_rule_verdict": old_verdict,
                "n_agree": len(agree), "n_reasoning": n_r, "n_memorizing": n_m, "min_runs": C13_MIN_RUNS,
                "n_hold": sum(v == rules.HOLDS for v in parts.values()),
+               "n_rejected": sum(v == rules.REJECTED for v in parts.values()),
                "protocol": proto, "window_lambda": protocol.get_protocol(proto).window_lambda,
                "ood_window": ood["window"], "ood_none": ood["none"],
                "stratified_verdict": sensitivity.set_index("analysis").at[STRATIFIED, "verdict"],
@@ -109,7 +110,8 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
         numbers.update({f"fate_d_{key}": float(f["difference"]), f"fate_d_{key}_lo": float(f["lo"]),
                         f"fate_d_{key}_hi": float(f["hi"]), f"fate_p_{key}": float(f["p (predicted)"])})
     numbers.update({"n_window_runs": len(windowed_end), "n_other": len(windowed_end) - n_r - n_m,
-                    "memorizing_share": n_m / len(windowed_end) if len(windowed_end) else math.nan})
+                    "memorizing_share": n_m / len(windowed_end) if len(windowed_end) else math.nan,
+                    "floor_text": floor_text(n_r, n_m, len(windowed_end))})
     row = {"claim": "C13", "statement": "reasoning and memorizing runs differ in condensation, stable rank, "
                                         "embedding order and subspace alignment",
            "paper": "metrics named, values not given",
@@ -126,6 +128,19 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     counts = pd.crosstab(per_run["condition"], per_run["fate"]).reindex(list(dict.fromkeys(per_run["condition"])))
     return InstrumentResult([row], numbers, d.summary, history, per_run, pd.DataFrame(rows), curves, by_fate,
                             fate_curves, counts, sensitivity)
+
+
+def floor_text(n_r: int, n_m: int, n_window: int) -> str:
+    """The page's sentence on the floor of C13_MIN_RUNS runs per fate: reached, or how far away it is."""
+    if min(n_r, n_m) >= C13_MIN_RUNS:
+        return (f"both fates reach the floor of {C13_MIN_RUNS} runs on these runs, so each part is decided by its "
+                "test")
+    rare, n = ("memorizing", n_m) if n_m <= n_r else ("reasoning", n_r)
+    if n == 0:
+        return f"no window run is {rare}, so every part stays undecided"
+    return (f"{rare} is the rarer fate under a window ({n} of {n_window} runs), so the floor is not reached and "
+            f"every part stays undecided; at this share, reaching it would take about "
+            f"{C13_MIN_RUNS / n:.1f} times as many window runs")
 
 
 def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0, strata: str | None = None
