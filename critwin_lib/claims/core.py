@@ -41,7 +41,7 @@ class Design:
     @property
     def keys(self) -> set[str]:
         """The run keys of its specs (a run shared by two conditions counts once)."""
-        return {store.run_key(cfg) for _, cfg in self.specs}
+        return {store.run_key(cfg) for cfg in configs(self.specs)}
 
     @property
     def run_steps(self) -> int:

@@ -38,7 +38,8 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
     main = {r["claim"]: r for r in here.rows}
     rows, numbers = scoreboard.profile_side(p, other, results_dir, main)
     d = registry.design_at(p, profile)  # the page's own
-    mine = {"profile": profile, "steps": d.run_steps, "stored": len(d.keys), "needed": len(d.keys)}
+    n_here = len(d.keys)
+    mine = {"profile": profile, "steps": d.run_steps, "stored": n_here, "needed": n_here}
     table = pd.DataFrame([{**mine, **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}} for r in here.rows]
                          + [{"profile": other, "steps": numbers["steps"], "stored": numbers["stored"],
                              "needed": numbers["needed"], **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}}

@@ -153,13 +153,13 @@ def at_profile(stem: str, profile: str, results_dir: str | Path) -> ProfileSide:
     """Page `stem` at `profile` (its declared parameters there), computed from the stored runs only: the result
     when all of them are stored, else how many are (nothing is trained)."""
     p = page(stem)
-    params = {**profile_defaults(p.notebook, profile), "results_dir": str(results_dir), "train_missing": False}
     d = design_at(p, profile)
     keys = d.keys
     have = store.Store(results_dir)
     stored = sum(have.has(k) for k in keys)
     result = None
-    if stored == len(keys):
+    if stored == len(keys):  # only then the page's own parameters: most calls stop at the count
+        params = {**profile_defaults(p.notebook, profile), "results_dir": str(results_dir), "train_missing": False}
         try:
             result = p.page(**params)
         except store.MissingResults:  # an edge finder asked for a run beyond the design
