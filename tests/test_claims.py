@@ -158,3 +158,14 @@ def test_a_page_at_the_paper_length_compares_its_verdict_with_the_shipped_quick_
     assert side.glue["paper_verdict"] == "reproduced" and side.glue["quick_verdict"] == quick["verdict"]
     assert side.glue["quick_stored"] == side.glue["quick_needed"] and side.glue["paper_steps"] == 20_000
     assert list(side.table["profile"]) == ["paper", "quick"]
+    # the curves: the quick side's onsets by their share of the run, on a 0-1 axis; the test's own side has none
+    assert set(side.curves["profile"]) == {"quick"} and side.curves["frac"].between(0, 1).all()
+    assert side.curves["frac"].max() == 1 and {"none", "onset 0 T", "onset 0.25 T"} <= set(side.curves["condition"])
+
+
+def test_the_c1_page_draws_the_c1_window_beside_the_other_length_not_the_sliders_other_starts():
+    result = registry.at_profile("c01_critical_window", "quick", REPO / "results").result
+    c = result.length_curves()
+    assert set(c["condition"]) == {"none", "window", "full, equal budget", "full, equal λ"}
+    assert not c.duplicated(["condition", "step"]).any() and (result.curves["condition"] == "window").sum() > len(
+        c[c["condition"] == "window"])

@@ -58,6 +58,11 @@ class ClaimResult:
     numbers: dict[str, Any]
     summary: str  # the design line: profile, seeds, runs
 
+    def length_curves(self) -> pd.DataFrame | None:
+        """The mean OOD accuracy over training per condition (columns condition, step, mean, lo, hi, n) that the
+        page draws beside the same curves at its other length (`lengths`); None for a page without them."""
+        return None
+
 
 def score_row(claim: str, statement: str, paper: str, ours: str, profile: str, seeds: int, verdict: str
               ) -> dict[str, Any]:

@@ -28,6 +28,8 @@ class Lengths:
     text: str  # one paragraph comparing the verdicts
     glue: dict[str, Any]  # what the page glues: both profiles' numbers, keys "<profile>_<key>" (the intro quotes
     # "paper_..." whichever length the page ran at)
+    curves: pd.DataFrame  # mean OOD curves of both lengths where stored (columns length, profile, condition,
+    # step, frac = step / the run's steps, mean, lo, hi, n): the page draws them side by side
 
 
 def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | Path) -> Lengths:
@@ -36,7 +38,8 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
     other = OTHER.get(profile, "paper")
     p = registry.page(stem)
     main = {r["claim"]: r for r in here.rows}
-    rows, numbers = scoreboard.profile_side(p, other, results_dir, main)
+    side = registry.at_profile(stem, other, results_dir)
+    rows, numbers = scoreboard.read_side(p, side, main)
     d = registry.design_at(p, profile)  # the page's own
     n_here = len(d.keys)
     mine = {"profile": profile, "steps": d.run_steps, "stored": n_here, "needed": n_here}
@@ -58,4 +61,18 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
             f"({at[c]['ours']})" for c, r in main.items() if c in at) + ".")
     own = {**mine, "seeds": int(here.rows[0]["seeds"]) if here.rows else 0, **here.numbers}
     glue = {**{f"{other}_{k}": v for k, v in numbers.items()}, **{f"{profile}_{k}": v for k, v in own.items()}}
-    return Lengths(other, table, numbers, text, glue)
+    curves = pd.concat([_curves(here, profile, mine["steps"]), _curves(side.result, other, numbers["steps"])],
+                       ignore_index=True)
+    return Lengths(other, table, numbers, text, glue, curves)
+
+
+CURVE_COLUMNS = ["length", "profile", "condition", "step", "frac", "mean", "lo", "hi", "n"]
+
+
+def _curves(result: ClaimResult | None, profile: str, steps: int) -> pd.DataFrame:
+    """A result's `length_curves` tagged with its length, the step as a share of the run (none: no rows)."""
+    c = result.length_curves() if result is not None else None
+    if c is None:
+        return pd.DataFrame(columns=CURVE_COLUMNS)
+    name = f"{LENGTH_NAMES.get(profile, profile)} ({steps:,} steps)"
+    return c.assign(length=name, profile=profile, frac=c["step"] / steps)[CURVE_COLUMNS]

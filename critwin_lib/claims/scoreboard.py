@@ -60,7 +60,13 @@ def profile_side(p: registry.Page, profile: str, results_dir: str | Path, main: 
                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Page `p`'s rows and numbers at `profile` from the stored runs; NOT_RUN rows (with how many of the design's
     runs are stored; statement and paper from `main`, the rows by claim at the main profile) until every run is."""
-    side = registry.at_profile(p.stem, profile, results_dir)
+    return read_side(p, registry.at_profile(p.stem, profile, results_dir), main)
+
+
+def read_side(p: registry.Page, side: registry.ProfileSide, main: dict[str, dict[str, Any]]
+              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """`profile_side` for a page already read at that profile (`registry.at_profile`)."""
+    profile = side.profile
     head = {"profile": profile, "stored": side.stored, "needed": side.needed, "seeds": side.seeds,
             "steps": side.steps}
     if side.result is not None:

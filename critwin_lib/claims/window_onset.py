@@ -66,6 +66,16 @@ class C4Result(ClaimResult):
     sensitivity: pd.DataFrame
     steps: int
 
+    def length_curves(self) -> pd.DataFrame:
+        """The curves by onset, named by the onset's share of the run (the two lengths' onsets in steps differ)."""
+        names = ["none" if o < 0 else onset_name(o / self.steps) for o in self.curves["onset"]]
+        return self.curves.assign(condition=names).drop(columns="onset")
+
+
+def onset_name(frac: float) -> str:
+    """A window onset as a share of the run: 'onset 0.25 T'."""
+    return f"onset {frac:.3g} T"
+
 
 def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> C4Result:
     """C4: sweep the 25 % window's onset across the run; where the reasoning share rises, and how sharply."""

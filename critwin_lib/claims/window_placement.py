@@ -140,6 +140,12 @@ class C1Result(ClaimResult):
     c1_start: int
     steps: int
 
+    def length_curves(self) -> pd.DataFrame:
+        """The C1 comparison's curves: the C1 window (not the slider's other starts), full, none."""
+        c = self.curves
+        keep = (c["condition"] != "window") | (c["window_start"] == self.c1_start)
+        return c[keep].drop(columns="window_start").reset_index(drop=True)
+
 
 def _c1_select(start: float | None = None) -> Callable[[pd.DataFrame], dict[str, pd.Series]]:
     """The C1 comparison's runs: the C1 window (or the slider's window at `start`), full at equal budget, none."""
@@ -265,6 +271,9 @@ class PlacementResult(ClaimResult):
     curves: pd.DataFrame
     schedules: pd.DataFrame
     order: list[str]
+
+    def length_curves(self) -> pd.DataFrame:
+        return self.curves
 
 
 def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> PlacementResult:
