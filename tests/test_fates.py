@@ -21,6 +21,18 @@ def test_a_run_has_one_of_four_fates():
     assert fate(_run(0.1, trained=0.8)) == "memorizing"
     assert fate(_run(0.1, trained=0.3)) == "other rule"
     assert fate({**_run(0.1), "max_ood": 0.7}, "max_ood") == "reasoning"  # another metric, same rule
+    # the sensitivity tables' stricter variant: reasoning also needs the training set fitted
+    assert fate(_run(0.9, final_train=0.5), require_fit=True) == "not fitted"
+    assert fate(_run(0.9, final_train=0.99), require_fit=True) == "reasoning"
+    assert fate(_run(0.1, trained=0.3), require_fit=True) == "other rule"
+
+
+def test_sensitivity_rows_include_the_fitted_variant():
+    runs = pd.DataFrame([_run(0.9, final_train=0.6, seed=s) for s in range(4)]).assign(protocol="p", close_ood=0.9)
+    rows = {m: r for _, m, r in fates.by_protocol_and_metric(runs)}
+    assert list(rows) == [*fates.METRICS, fates.FITTED]
+    assert (rows["final"]["fate"] == "reasoning").all()
+    assert (rows[fates.FITTED]["fate"] == "not fitted").all()
 
 
 def test_share_table_counts_fates_with_exact_intervals():
@@ -99,3 +111,12 @@ def test_without_a_seed_that_fits_there_is_nothing_to_compare():
     assert math.isnan(shift.t_shift) and math.isnan(shift.found[0])
     verdict, parts = window_onset.decide_c04b(shift)
     assert verdict == "inconclusive" and set(parts.values()) == {rules.UNDECIDED}
+
+
+def test_row_verdict_reads_one_row_of_a_sensitivity_table():
+    table = pd.DataFrame([{"protocol": "p", "metric": m, "onset": o, "verdict": v}
+                          for m, o, v in [("final", "as the claim", "reproduced"),
+                                          (fates.FITTED, "as the claim", "inconclusive"),
+                                          ("final", 600, "not reproduced")]])
+    assert fates.row_verdict(table, "p", fates.FITTED) == "inconclusive"
+    assert fates.row_verdict(table, "p", "final") == "reproduced"

@@ -92,14 +92,18 @@ MOST = 0.5  # "most OOD answers": more than half of them
 FATES = ("reasoning", "memorizing", "other rule", "not fitted")
 
 
-def fate(row: pd.Series | dict, ood: str = "final_ood") -> str:
+def fate(row: pd.Series | dict, ood: str = "final_ood", require_fit: bool = False) -> str:
     """One run's outcome, read from its final evaluation (setup page): *reasoning* when its OOD accuracy on
     (4, 3) (column `ood`) is above 0.5; otherwise *not fitted* when training accuracy ended below 0.99;
     otherwise *memorizing* when most OOD answers are a trained pair's shift, and *other rule* when they are not
-    (the run answers with some other shift; `final_other_shift` records the most common one)."""
-    if row[ood] > SUCCESS_OOD:
+    (the run answers with some other shift; `final_other_shift` records the most common one).
+    `require_fit` is the sensitivity tables' stricter variant: a run below 0.99 training accuracy is *not
+    fitted* whatever its OOD accuracy (at 20,000 steps a strong window can leave the training set half
+    relearned while OOD tracks train)."""
+    fitted = row["final_train"] >= FITTED_TRAIN
+    if row[ood] > SUCCESS_OOD and (fitted or not require_fit):
         return "reasoning"
-    if row["final_train"] < FITTED_TRAIN:
+    if not fitted:
         return "not fitted"
     return "memorizing" if row["final_trained_shift"] > MOST else "other rule"
 

@@ -24,6 +24,7 @@ from critwin_lib.claims.core import FATES, fate
 
 POWER_DRAWS = 10_000
 METRICS = {"final": "final_ood", "max over training": "max_ood", "when the window closes": "close_ood"}
+FITTED = "final, training set fitted"  # the sensitivity row whose reasoning also needs train accuracy ≥ 0.99
 CHANCE_OOD = 0.15  # the paper's chance level on (4, 3)
 
 
@@ -33,9 +34,10 @@ def paper_share(mean_ood: float, chance: float = CHANCE_OOD) -> float:
     return min(1.0, max(0.0, (mean_ood - chance) / (1 - chance)))
 
 
-def with_fates(per_run: pd.DataFrame, ood: str = "final_ood") -> pd.DataFrame:
-    """`per_run` with a `fate` column read from the OOD accuracy column `ood` (final, max, at window close)."""
-    return per_run.assign(fate=[fate(r, ood) for _, r in per_run.iterrows()])
+def with_fates(per_run: pd.DataFrame, ood: str = "final_ood", require_fit: bool = False) -> pd.DataFrame:
+    """`per_run` with a `fate` column read from the OOD accuracy column `ood` (final, max, at window close);
+    `require_fit`: reasoning also needs the training set fitted (`core.fate`)."""
+    return per_run.assign(fate=[fate(r, ood, require_fit) for _, r in per_run.iterrows()])
 
 
 def reasons(per_run: pd.DataFrame, mask: pd.Series) -> pd.Series:
@@ -159,10 +161,13 @@ def ood_at(history: pd.DataFrame, per_run: pd.DataFrame, steps: list[int]) -> li
 
 
 def by_protocol_and_metric(per_run: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
-    """(protocol, OOD metric, its runs with fates read under that metric) for every row of a sensitivity table."""
+    """(protocol, OOD metric, its runs with fates read under that metric) for every row of a sensitivity table:
+    each metric of `METRICS`, then final OOD with reasoning that also needs a fitted training set (`FITTED`)."""
     for proto in per_run["protocol"].unique():
+        runs = per_run[per_run["protocol"] == proto]
         for metric, col in METRICS.items():
-            yield proto, metric, with_fates(per_run[per_run["protocol"] == proto], col)
+            yield proto, metric, with_fates(runs, col)
+        yield proto, FITTED, with_fates(runs, "final_ood", require_fit=True)
 
 
 def sensitivity(per_run: pd.DataFrame, main: str, select: Callable[[pd.DataFrame], dict[str, pd.Series]],
@@ -185,6 +190,12 @@ def sensitivity(per_run: pd.DataFrame, main: str, select: Callable[[pd.DataFrame
 
 def _seeds(parts: dict[str, Comparison]) -> int:
     return min(c.n for c in parts.values()) if parts else 0
+
+
+def row_verdict(table: pd.DataFrame, protocol: str, metric: str) -> str:
+    """The verdict of a sensitivity table's row for `protocol` and `metric` at the claim's own onset."""
+    row = table[(table["protocol"] == protocol) & (table["metric"] == metric) & (table["onset"] == "as the claim")]
+    return str(row["verdict"].iloc[0])
 
 
 def headline(table: pd.DataFrame, verdict: str) -> str:

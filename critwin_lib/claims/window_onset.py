@@ -96,7 +96,8 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     main_runs = per_run[per_run["protocol"] == main]
     verdict, parts, edge = decide_c4(main_runs[main_runs["onset"] >= 0], step, resolution)
     table = fates.share_table(main_runs, ["onset"]).sort_values("onset").merge(
-        main_runs.groupby("onset")[["max_ood", "close_ood", "t_mem", "onset_over_own_t_mem"]].mean().reset_index(),
+        main_runs.groupby("onset")[["final_train", "max_ood", "close_ood", "t_mem", "onset_over_own_t_mem"]]
+        .mean().reset_index(),
         on="onset")
     sens = []
     for proto, metric, runs in fates.by_protocol_and_metric(per_run[per_run["onset"] >= 0]):

@@ -25,6 +25,8 @@ PAPER_C1 = {"window": fates.paper_share(0.93), "full": fates.paper_share(0.91), 
 PAPER_C2 = {"middle": fates.paper_share(0.93), "early": fates.paper_share(0.15)}  # 5-9x: early at chance
 PAPER_C3 = {"early": fates.paper_share(0.15), "late": fates.paper_share(0.15), "none": fates.paper_share(0.15)}
 
+MEANS = ["final_train", "max_ood", "close_ood", "final_trained_shift", "t_mem"]  # the tables' per-condition means
+
 def decide_c1(r: dict[str, pd.Series]) -> tuple[str, dict[str, fates.Comparison]]:
     """C1: the window beats no weight decay and matches full-run weight decay at equal budget."""
     parts = {"beats none": fates.beats("window beats none", r["window"], r["none"]),
@@ -171,11 +173,13 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     c1_runs = runs[runs["condition"] != "onset"]
     order = ["none", "window", "full, equal budget", "full, equal λ"]
     table = fates.share_table(c1_runs, ["condition"]).set_index("condition").loc[order].join(
-        c1_runs.groupby("condition")[["max_ood", "close_ood", "final_trained_shift", "t_mem"]].mean()).reset_index()
+        c1_runs.groupby("condition")[MEANS].mean()).reset_index()
     starts = sorted(runs.loc[runs["condition"] == "onset", "window_start"].unique().tolist() + [c1_start])
     onsets = {int(s): _c1_select(None if s == c1_start else s) for s in starts}
     sens = fates.sensitivity(per_run, main, _c1_select(), decide_c1, onsets if len(onsets) > 1 else None)
     t = table.set_index("condition")
+    strict = fates.with_fates(c1_runs, require_fit=True)  # reasoning that also ends with the training set fitted
+    fitted = (strict["fate"] == "reasoning").groupby(strict["condition"]).sum()
     W, F, N = (float(t.loc[c, "final_ood"]) for c in ("window", "full, equal budget", "none"))
     n = len(d.seeds)
     pw = fates.power(lambda r: decide_c1(r)[0], PAPER_C1, n)
@@ -183,13 +187,15 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                "protocol": main, "window_lambda": d.window_lambda, "full_lambda": d.budget / d.steps,
                "power": pw, "seeds_for_80": fates.seeds_for_power(lambda r: decide_c1(r)[0], PAPER_C1),
                "old_rule_verdict": rules.verdict_c01(W, F, N), "headline": fates.headline(sens, verdict),
+               "fitted_verdict": fates.row_verdict(sens, main, fates.FITTED),
                **fates.part_numbers("", parts)}
     for c in order:
         key = {"none": "none", "window": "window", "full, equal budget": "full", "full, equal λ": "full_lambda"}[c]
         numbers.update({f"k_{key}": int(t.loc[c, "reasoning"]), f"share_{key}": float(t.loc[c, "share"]),
                         f"share_{key}_lo": float(t.loc[c, "share_lo"]), f"share_{key}_hi": float(t.loc[c, "share_hi"]),
                         f"ood_{key}": float(t.loc[c, "final_ood"]), f"max_{key}": float(t.loc[c, "max_ood"]),
-                        f"close_{key}": float(t.loc[c, "close_ood"])})
+                        f"close_{key}": float(t.loc[c, "close_ood"]), f"train_{key}": float(t.loc[c, "final_train"]),
+                        f"fit_{key}": int(fitted.get(c, 0))})
     ours = (f"reasoning seeds: window {numbers['k_window']}/{n}, full {numbers['k_full']}/{n} (equal budget), "
             f"{numbers['k_full_lambda']}/{n} (equal λ), none {numbers['k_none']}/{n}; window − full "
             f"{parts['matches full'].diff:+.2f} [{parts['matches full'].lo:+.2f}, {parts['matches full'].hi:+.2f}] "
@@ -291,7 +297,7 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     fixed = runs[runs["condition"] != "onset"]
     order = list(dict.fromkeys(name for name, _ in d.conditions[main] if name != "onset"))
     table = fates.share_table(fixed, ["condition"]).set_index("condition").loc[order].join(
-        fixed.groupby("condition")[["max_ood", "close_ood", "final_trained_shift", "t_mem"]].mean()).reset_index()
+        fixed.groupby("condition")[MEANS].mean()).reset_index()
     t = table.set_index("condition")
     middle_start = float(P.step_at(params["placements"]["middle"]))
     onsets = sorted(runs.loc[runs["condition"] == "onset", "window_start"].unique().tolist())
@@ -321,7 +327,8 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     for c in ("early", "middle", "late", "none"):
         numbers.update({f"k_{c}": int(t.loc[c, "reasoning"]), f"share_{c}": float(t.loc[c, "share"]),
                         f"share_{c}_lo": float(t.loc[c, "share_lo"]), f"share_{c}_hi": float(t.loc[c, "share_hi"]),
-                        f"ood_{c}": float(t.loc[c, "final_ood"]), f"max_{c}": float(t.loc[c, "max_ood"])})
+                        f"ood_{c}": float(t.loc[c, "final_ood"]), f"max_{c}": float(t.loc[c, "max_ood"]),
+                        f"train_{c}": float(t.loc[c, "final_train"])})
     k = {c: numbers[f"k_{c}"] for c in ("early", "middle", "late", "none")}
     c2p = parts2["middle beats early"]
     rows = [score_row("C2", "at equal budget, WD mid-run beats WD early", "middle 5-9x early",
