@@ -7,6 +7,7 @@ built site fetches nothing from the internet. In Jupyter, Altair's default rende
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -39,7 +40,7 @@ _FALLBACK = ["#e377c2", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#843c39"]
 
 
 def color_scale(domain: list[str]) -> alt.Scale:
-    extra = iter(_FALLBACK)
+    extra = itertools.cycle(_FALLBACK)  # past the fallback list its colours repeat rather than raise
     return alt.Scale(domain=domain, range=[COLORS.get(d) or next(extra) for d in domain])
 
 
