@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.only_ensembles:
         return _ensembles(ks, None, args.out)
     torch.set_num_threads(1)
-    print(f"torch {torch.__version__}, 1 thread per process, {os.cpu_count()} cores", flush=True)
+    print(f"torch {torch.__version__}, 1 thread per process, {os.cpu_count()} cores; {mkl_lever.cpu()}", flush=True)
 
     peak = matmul_peak()
     print(f"large-matmul peak (fp32, 1 thread, n=1024): {peak:.1f} GFLOP/s", flush=True)

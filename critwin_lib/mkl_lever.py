@@ -1,7 +1,7 @@
 """The MKL AVX-512 lever: MKL picks its AVX-512 sgemm kernels only on CPUs it identifies as Intel. On an AMD CPU
 with AVX-512F, a two-function shim (`csrc/mkl_intel_cpu.c`, built at install into `build/`) preloaded with
-LD_PRELOAD makes MKL use them there too: about 1.6× faster training steps on the EPYC `make bench` ran on
-(issue #12).
+LD_PRELOAD makes MKL use them there too: about 1.6× faster training steps on the EPYC issue #12 measured, only
+1.1–1.2× on the Zen 4 EPYCs since (`cpu` says which kind a machine is).
 
 It is applied only where it can help and has been checked:
 * the CPU is AMD with AVX-512F, torch uses MKL, the shim is built, and `CRITWIN_MKL_AVX512` is not "0";
@@ -48,6 +48,29 @@ def _cpuinfo() -> str:
         return Path("/proc/cpuinfo").read_text()
     except OSError:
         return ""
+
+
+def cpu(info: str | None = None) -> str:
+    """This CPU in one line for `make bench`: model name, vendor, family and model, and what AVX-512 runs on.
+    Zen 4 (AMD family 25 with AVX-512F) runs 512-bit operations on its 256-bit units in two halves, so MKL's
+    AVX-512 sgemm kernels cannot double its peak (measured: ≈ 1.2× sgemm); Zen 5 (family 26) has 512-bit units."""
+    info = _cpuinfo() if info is None else info
+    field = {}
+    for line in info.splitlines():
+        key, _, value = line.partition(":")
+        field.setdefault(key.strip(), value.strip())
+    if not field.get("vendor_id"):
+        return "unknown CPU (no /proc/cpuinfo)"
+    vendor, family, model = field["vendor_id"], field.get("cpu family", "?"), field.get("model", "?")
+    flags = field.get("flags", "").split()
+    text = f"{field.get('model name', 'CPU')} ({vendor} family {family} model {model}"
+    if "avx512f" not in flags:
+        return text + ", no AVX-512)"
+    if vendor == "AuthenticAMD" and family == "25":
+        return text + ", AVX-512 on 256-bit units: Zen 4, where the lever's sgemm gain is small)"
+    if vendor == "AuthenticAMD" and family == "26":
+        return text + ", AVX-512 on 512-bit units: Zen 5)"
+    return text + ", AVX-512)"
 
 
 def build(quiet: bool = False) -> Path | None:

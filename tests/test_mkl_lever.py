@@ -41,3 +41,13 @@ def test_a_run_trained_on_a_worker_with_the_lever_matches_one_trained_without(tm
         if col.startswith(("loss/", "acc/")):
             np.testing.assert_allclose(shimmed.history[col].to_numpy(float), np.asarray(columns[col], float),
                                        rtol=1e-3, atol=1e-4, err_msg=col)
+
+
+@pytest.mark.parametrize(("family", "flags", "says"), [
+    ("25", "fpu avx2 avx512f", "Zen 4"), ("26", "fpu avx2 avx512f", "Zen 5"), ("25", "fpu avx2", "no AVX-512")])
+def test_the_bench_names_the_cpu_and_what_its_avx512_runs_on(family, flags, says):
+    info = (f"processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: {family}\nmodel\t\t: 17\n"
+            f"model name\t: AMD EPYC 9R14\nflags\t\t: {flags}\n\nprocessor\t: 1\nvendor_id\t: AuthenticAMD\n")
+    line = mkl_lever.cpu(info)
+    assert line.startswith(f"AMD EPYC 9R14 (AuthenticAMD family {family} model 17") and says in line
+    assert mkl_lever.cpu("") == "unknown CPU (no /proc/cpuinfo)"
