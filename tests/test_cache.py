@@ -216,7 +216,7 @@ def test_every_shipped_run_is_sealed_and_intact():
 def _save_all(root: str, runs: list, barrier) -> None:
     store = Store(root)
     for cfg, history, meta in runs:
-        barrier.wait(timeout=60)  # both processes save each run at the same moment
+        barrier.wait(timeout=600)  # both processes save each run at the same moment
         store.save(cfg, history, meta)
 
 
@@ -232,7 +232,7 @@ def test_two_processes_saving_the_same_runs_at_once_leave_one_sealed_copy_of_eac
     for p in procs:
         p.start()
     for p in procs:
-        p.join(timeout=120)
+        p.join(timeout=900)  # generous: spawned processes import torch, slow on a loaded machine
     assert [p.exitcode for p in procs] == [0, 0]
     assert sorted(p.name for p in root.runs.iterdir()) == sorted(r.key for r in trained)  # no temporary folders
     for r in trained:
