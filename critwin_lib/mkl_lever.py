@@ -1,7 +1,8 @@
 """The MKL AVX-512 lever: MKL picks its AVX-512 sgemm kernels only on CPUs it identifies as Intel. On an AMD CPU
 with AVX-512F, a two-function shim (`csrc/mkl_intel_cpu.c`, built at install into `build/`) preloaded with
 LD_PRELOAD makes MKL use them there too: about 1.6× faster training steps on the EPYC issue #12 measured, only
-1.1–1.2× on the Zen 4 EPYCs since (`cpu` says which kind a machine is).
+1.07–1.17× on the EPYCs measured since (the one whose family was read is a Zen 4; `cpu` says which kind a
+machine is).
 
 It is applied only where it can help and has been checked:
 * the CPU is AMD with AVX-512F, torch uses MKL, the shim is built, and `CRITWIN_MKL_AVX512` is not "0";

@@ -27,6 +27,7 @@ PAPER_C3 = {"early": fates.paper_share(0.15), "late": fates.paper_share(0.15), "
 
 MEANS = ["final_train", "max_ood", "close_ood", "final_trained_shift", "t_mem"]  # the tables' per-condition means
 
+
 def decide_c1(r: dict[str, pd.Series]) -> tuple[str, dict[str, fates.Comparison]]:
     """C1: the window beats no weight decay and matches full-run weight decay at equal budget."""
     parts = {"beats none": fates.beats("window beats none", r["window"], r["none"]),
