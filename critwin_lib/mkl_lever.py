@@ -44,22 +44,25 @@ print(json.dumps({"err": err, "mkl": torch.backends.mkl.is_available()}))
 """
 
 
-def _cpuinfo() -> str:
-    try:
-        return Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return ""
+def _cpu_fields(info: str | None = None) -> dict[str, str]:
+    """The first CPU's fields of /proc/cpuinfo (or of `info`, its text); empty where there is none."""
+    if info is None:
+        try:
+            info = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            info = ""
+    field: dict[str, str] = {}
+    for line in info.splitlines():
+        key, _, value = line.partition(":")
+        field.setdefault(key.strip(), value.strip())
+    return field
 
 
 def cpu(info: str | None = None) -> str:
     """This CPU in one line for `make bench`: model name, vendor, family and model, and what AVX-512 runs on.
     Zen 4 (AMD family 25 with AVX-512F) runs 512-bit operations on its 256-bit units in two halves, so MKL's
     AVX-512 sgemm kernels cannot double its peak (measured: ≈ 1.2× sgemm); Zen 5 (family 26) has 512-bit units."""
-    info = _cpuinfo() if info is None else info
-    field = {}
-    for line in info.splitlines():
-        key, _, value = line.partition(":")
-        field.setdefault(key.strip(), value.strip())
+    field = _cpu_fields(info)
     if not field.get("vendor_id"):
         return "unknown CPU (no /proc/cpuinfo)"
     vendor, family, model = field["vendor_id"], field.get("cpu family", "?"), field.get("model", "?")
@@ -97,14 +100,15 @@ def build(quiet: bool = False) -> Path | None:
     return LIBRARY
 
 
-def why_not() -> str | None:
-    """Why the lever does not apply on this machine (None: it applies, pending `verified()`)."""
+def why_not(info: str | None = None) -> str | None:
+    """Why the lever does not apply on this machine, whose /proc/cpuinfo text is `info` (None: read it), or
+    None: it applies, pending `verified()`."""
     if os.environ.get(SWITCH, "1") == "0":
         return f"switched off ({SWITCH}=0)"
-    info = _cpuinfo()
-    if "AuthenticAMD" not in info:
+    field = _cpu_fields(info)
+    if field.get("vendor_id") != "AuthenticAMD":
         return "not an AMD CPU (MKL already uses AVX-512 on Intel CPUs that have it)"
-    if "avx512f" not in info:
+    if "avx512f" not in field.get("flags", "").split():
         return "this CPU has no AVX-512"
     import torch
 

@@ -42,6 +42,18 @@ def test_share_table_counts_fates_with_exact_intervals():
     assert 0.19 < t["share_lo"] < 0.2 and t["share_hi"] > 0.99
 
 
+def test_how_the_rest_end_tells_a_wiped_model_from_a_memorizing_one():
+    runs = pd.DataFrame([_run(0.1, final_train=0.05, seed=s, condition="late") for s in range(3)]
+                        + [_run(0.1, seed=s, condition="none") for s in range(3)]
+                        + [_run(0.9, seed=s, condition="middle") for s in range(3)])
+    ok = fates.with_fates(runs)
+    t = fates.share_table(ok, ["condition"]).join(ok.groupby("condition")["final_train"].mean(), on="condition")
+    text = fates.how_the_rest_end(t, ["late", "none", "middle"])
+    assert "late: 3 of 3 do not reason (3 not fitted; mean final training accuracy 0.05)" in text
+    assert "none: 3 of 3 do not reason (3 memorizing; mean final training accuracy 1.00)" in text
+    assert text.endswith("middle: 0 of 3 do not reason")
+
+
 def test_paired_comparisons_use_the_seeds_both_conditions_have():
     a = pd.Series([True] * 12, index=range(12))
     b = pd.Series([False] * 16, index=range(16))

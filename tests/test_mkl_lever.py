@@ -51,3 +51,12 @@ def test_the_bench_names_the_cpu_and_what_its_avx512_runs_on(family, flags, says
     line = mkl_lever.cpu(info)
     assert line.startswith(f"AMD EPYC 9R14 (AuthenticAMD family {family} model 17") and says in line
     assert mkl_lever.cpu("") == "unknown CPU (no /proc/cpuinfo)"
+
+
+def test_it_applies_only_to_an_amd_cpu_with_avx512f(monkeypatch):
+    monkeypatch.delenv(mkl_lever.SWITCH, raising=False)
+    amd = "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nflags\t\t: fpu avx2 {}\n"
+    assert mkl_lever.why_not(amd.format("")) == "this CPU has no AVX-512"
+    assert mkl_lever.why_not(amd.format("avx512fp16")) == "this CPU has no AVX-512"  # a flag, not a substring
+    assert mkl_lever.why_not("vendor_id\t: GenuineIntel\nflags\t\t: avx512f\n").startswith("not an AMD CPU")
+    assert mkl_lever.why_not("").startswith("not an AMD CPU")

@@ -216,3 +216,19 @@ def part_numbers(prefix: str, parts: dict[str, Comparison]) -> dict[str, Any]:
     return out
 
 
+
+
+def how_the_rest_end(table: pd.DataFrame, conditions: list[str]) -> str:
+    """How the seeds that do not reason end, per condition of a `share_table` (with a `final_train` column):
+    a rule that counts reasoning seeds calls a wiped model and a memorizing one alike "at chance", and a
+    reader should see which one a condition's seeds are."""
+    t = table.set_index("condition")
+    parts = []
+    for c in conditions:
+        r = t.loc[c]
+        rest = int(r["seeds"]) - int(r["reasoning"])
+        kinds = [f"{int(r[f.replace(' ', '_')])} {f}" for f in FATES[1:] if int(r[f.replace(' ', '_')])]
+        parts.append(f"{c}: {rest} of {int(r['seeds'])} do not reason"
+                     + (f" ({', '.join(kinds)}; mean final training accuracy {float(r['final_train']):.2f})"
+                        if rest else ""))
+    return "; ".join(parts)

@@ -324,12 +324,14 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                "old_rule_c2": rules.verdict_c02(M, E, N), "old_rule_c3": rules.verdict_c03(E, L, N, M),
                "headline_c2": fates.headline(sens2, v2), "headline_c3": fates.headline(sens3, v3),
                "ood_span": float(t.loc[span_name, "final_ood"]), "ratio": M / E if E > 0 else math.inf,
+               "c3_rest_text": fates.how_the_rest_end(table, ["early", "late", "none"]),
                **fates.part_numbers("c2_", parts2), **fates.part_numbers("c3_", parts3)}
     for c in ("early", "middle", "late", "none"):
         numbers.update({f"k_{c}": int(t.loc[c, "reasoning"]), f"share_{c}": float(t.loc[c, "share"]),
                         f"share_{c}_lo": float(t.loc[c, "share_lo"]), f"share_{c}_hi": float(t.loc[c, "share_hi"]),
                         f"ood_{c}": float(t.loc[c, "final_ood"]), f"max_{c}": float(t.loc[c, "max_ood"]),
-                        f"train_{c}": float(t.loc[c, "final_train"])})
+                        f"train_{c}": float(t.loc[c, "final_train"]), f"mem_{c}": int(t.loc[c, "memorizing"]),
+                        f"unfit_{c}": int(t.loc[c, "not_fitted"])})
     k = {c: numbers[f"k_{c}"] for c in ("early", "middle", "late", "none")}
     c2p = parts2["middle beats early"]
     rows = [score_row("C2", "at equal budget, WD mid-run beats WD early", "middle 5-9x early",
