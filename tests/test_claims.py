@@ -163,6 +163,21 @@ def test_a_page_at_the_paper_length_compares_its_verdict_with_the_shipped_quick_
     assert side.curves["frac"].max() == 1 and {"none", "onset 0 T", "onset 0.25 T"} <= set(side.curves["condition"])
 
 
+def test_a_text_the_intro_quotes_from_the_other_length_says_when_its_runs_are_missing(tmp_path):
+    from critwin_lib.claims import lengths
+    from critwin_lib.claims.core import ClaimResult
+
+    here = ClaimResult([{"claim": c, "statement": "s", "paper": "q", "ours": "o", "profile": "quick", "seeds": 4,
+                         "verdict": "inconclusive"} for c in ("C2", "C3")], {"c3_rest_text": "early: …"}, "")
+    empty = lengths.side_by_side("c02_c03_budget_placement", here, "quick", tmp_path)
+    g = empty.glue_with_texts(["c3_rest_text"])
+    assert g["quick_c3_rest_text"] == "early: …"
+    assert g["paper_c3_rest_text"].startswith("not read yet (0 of ") and "the paper's length" in g["paper_c3_rest_text"]
+    shipped = lengths.side_by_side("c02_c03_budget_placement", here, "quick", REPO / "results")
+    assert shipped.numbers["stored"] == shipped.numbers["needed"]  # all shipped: read, not the placeholder
+    assert shipped.glue_with_texts(["c3_rest_text"])["paper_c3_rest_text"].startswith("early: ")
+
+
 def test_the_c1_page_draws_the_c1_window_beside_the_other_length_not_the_sliders_other_starts():
     result = registry.at_profile("c01_critical_window", "quick", REPO / "results").result
     c = result.length_curves()

@@ -49,8 +49,8 @@ def test_how_the_rest_end_tells_a_wiped_model_from_a_memorizing_one():
     ok = fates.with_fates(runs)
     t = fates.share_table(ok, ["condition"]).join(ok.groupby("condition")["final_train"].mean(), on="condition")
     text = fates.how_the_rest_end(t, ["late", "none", "middle"])
-    assert "late: 3 of 3 do not reason (3 not fitted; mean final training accuracy 0.05)" in text
-    assert "none: 3 of 3 do not reason (3 memorizing; mean final training accuracy 1.00)" in text
+    assert "late: 3 of 3 do not reason (3 not fitted; mean final training accuracy of all its seeds 0.05)" in text
+    assert "none: 3 of 3 do not reason (3 memorizing; mean final training accuracy of all its seeds 1.00)" in text
     assert text.endswith("middle: 0 of 3 do not reason")
 
 

@@ -229,6 +229,6 @@ def how_the_rest_end(table: pd.DataFrame, conditions: list[str]) -> str:
         rest = int(r["seeds"]) - int(r["reasoning"])
         kinds = [f"{int(r[f.replace(' ', '_')])} {f}" for f in FATES[1:] if int(r[f.replace(' ', '_')])]
         parts.append(f"{c}: {rest} of {int(r['seeds'])} do not reason"
-                     + (f" ({', '.join(kinds)}; mean final training accuracy {float(r['final_train']):.2f})"
-                        if rest else ""))
+                     + (f" ({', '.join(kinds)}; mean final training accuracy of all its seeds "
+                        f"{float(r['final_train']):.2f})" if rest else ""))
     return "; ".join(parts)

@@ -31,6 +31,13 @@ class Lengths:
     curves: pd.DataFrame  # mean OOD curves of both lengths where stored (columns length, profile, condition,
     # step, frac = step / the run's steps, mean, lo, hi, n): the page draws them side by side
 
+    def glue_with_texts(self, keys: list[str]) -> dict[str, Any]:
+        """`glue`, with each text number in `keys` present for the other length too: where its runs are not all
+        stored the text says so, so the intro can quote "<profile>_<key>" whatever is stored."""
+        missing = (f"not read yet ({self.numbers['stored']} of {self.numbers['needed']} runs of "
+                   f"{LENGTH_NAMES.get(self.other, self.other)} stored)")
+        return {**{f"{self.other}_{k}": missing for k in keys}, **self.glue}
+
 
 def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | Path) -> Lengths:
     """Page `stem`'s rows at `profile` (`here`, just computed) beside its rows at the other length, read from
