@@ -216,8 +216,6 @@ def part_numbers(prefix: str, parts: dict[str, Comparison]) -> dict[str, Any]:
     return out
 
 
-
-
 def how_the_rest_end(table: pd.DataFrame, conditions: list[str]) -> str:
     """How the seeds that do not reason end, per condition of a `share_table` (with a `final_train` column):
     a rule that counts reasoning seeds calls a wiped model and a memorizing one alike "at chance", and a
@@ -227,7 +225,8 @@ def how_the_rest_end(table: pd.DataFrame, conditions: list[str]) -> str:
     for c in conditions:
         r = t.loc[c]
         rest = int(r["seeds"]) - int(r["reasoning"])
-        kinds = [f"{int(r[f.replace(' ', '_')])} {f}" for f in FATES[1:] if int(r[f.replace(' ', '_')])]
+        counts = {f: int(r[f.replace(" ", "_")]) for f in FATES[1:]}  # share_table's column names
+        kinds = [f"{k} {f}" for f, k in counts.items() if k]
         parts.append(f"{c}: {rest} of {int(r['seeds'])} do not reason"
                      + (f" ({', '.join(kinds)}; mean final training accuracy of all its seeds "
                         f"{float(r['final_train']):.2f})" if rest else ""))
