@@ -132,3 +132,19 @@ def test_row_verdict_reads_one_row_of_a_sensitivity_table():
                                           ("final", 600, "not reproduced")]])
     assert fates.row_verdict(table, "p", fates.FITTED) == "inconclusive"
     assert fates.row_verdict(table, "p", "final") == "reproduced"
+
+
+def test_a_share_that_falls_as_the_onset_moves_later_has_a_closing_edge_and_no_rising_one():
+    """Windows that work early and wipe the model late (the paper length's C4 sweep): the rule's rising edge is
+    absent, the falling one is found where half the seeds stop reasoning."""
+    rows = [{"onset": o, "seed": s, "fate": "reasoning" if o < 2000 else "not fitted"}
+            for s in range(8) for o in (0, 1000, 2000, 3000)]
+    runs = pd.DataFrame(rows)
+    rise, fall = onsets.share_edge(runs, n_boot=200), onsets.share_edge(runs, n_boot=200, falling=True)
+    assert math.isnan(rise.edge) and rise.found == 0 and "rises" in rise.text()
+    assert fall.edge == pytest.approx(1500) and fall.found == 1.0
+    assert fall.text().startswith("the reasoning share falls through 0.5 for good at onset 1500")
+    assert onsets.last_fall([0, 1, 2], [1.0, 0.75, 0.25], 0.5) == pytest.approx(1.5)
+    assert onsets.last_fall([0, 1, 2, 3], [0.75, 0.25, 0.5, 0.0], 0.5) == pytest.approx(2)  # the dip recovers
+    assert math.isnan(onsets.last_fall([0, 1, 2], [0.6, 0.3, 0.5], 0.5))  # ends at the level: no fall
+    assert math.isnan(onsets.last_fall([0, 1], [0.2, 0.1], 0.5))  # never reaches it

@@ -180,6 +180,17 @@ def first_rise(onsets: np.ndarray, shares: np.ndarray, level: float) -> float:
     return math.nan
 
 
+def last_fall(onsets: np.ndarray, shares: np.ndarray, level: float) -> float:
+    """Where the share falls through `level` for good: between the last onset at or above it and the next, all
+    later ones below (linear between the two); NaN if the share never reaches `level` or ends at or above it.
+    A dip that recovers is not a fall."""
+    above = [i for i, s in enumerate(shares) if s >= level]
+    if not above or above[-1] == len(shares) - 1:
+        return math.nan
+    i = above[-1]
+    return float(onsets[i] + (shares[i] - level) / (shares[i] - shares[i + 1]) * (onsets[i + 1] - onsets[i]))
+
+
 @dataclass
 class ShareEdge:
     """The onset edge of the reasoning share and its bootstrap over seeds (a seed keeps its runs at every
@@ -192,29 +203,33 @@ class ShareEdge:
     hi: float
     found: float
     shares: pd.Series  # reasoning share per onset
+    falling: bool = False  # the edge where the share falls through the level (the window closing), not rises
 
     def text(self) -> str:
+        way = f"falls through {self.level:g} for good" if self.falling else f"rises through {self.level:g}"
         if math.isnan(self.edge):
-            return (f"no onset where the reasoning share rises through {self.level:g} ({self.found:.0%} of "
-                    f"resamples over seeds have one)")
-        return (f"the reasoning share rises through {self.level:g} at onset {self.edge:.0f} (95 % bootstrap "
+            return f"no onset where the reasoning share {way} ({self.found:.0%} of resamples over seeds have one)"
+        return (f"the reasoning share {way} at onset {self.edge:.0f} (95 % bootstrap "
                 f"interval {self.lo:.0f}–{self.hi:.0f}; an edge in {self.found:.0%} of resamples over seeds)")
 
 
-def share_edge(per_run: pd.DataFrame, level: float = EDGE_LEVEL, n_boot: int = N_BOOT_EDGE, seed: int = 0
-               ) -> ShareEdge:
-    """`per_run`: window runs with onset, seed and fate; seeds missing at some onset are left out."""
+def share_edge(per_run: pd.DataFrame, level: float = EDGE_LEVEL, n_boot: int = N_BOOT_EDGE, seed: int = 0,
+               falling: bool = False) -> ShareEdge:
+    """`per_run`: window runs with onset, seed and fate; seeds missing at some onset are left out. `falling`:
+    where the share falls through `level` for good instead (`last_fall`: where a window placed later stops
+    working)."""
+    cross = last_fall if falling else first_rise
     wide = per_run.assign(r=per_run["fate"] == "reasoning").pivot_table(
         index="seed", columns="onset", values="r", aggfunc="first").dropna().astype(float)
     grid = wide.columns.to_numpy(float)
     shares = wide.mean()
-    edge = first_rise(grid, shares.to_numpy(), level)
+    edge = cross(grid, shares.to_numpy(), level)
     rng = np.random.default_rng(seed)
     boot = wide.to_numpy()[rng.integers(0, len(wide), (n_boot, len(wide)))].mean(axis=1)
-    found = np.array([first_rise(grid, row, level) for row in boot])
+    found = np.array([cross(grid, row, level) for row in boot])
     ok = found[~np.isnan(found)]
     lo, hi = (float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975))) if len(ok) else (math.nan, math.nan)
-    return ShareEdge(level, edge, lo, hi, float(len(ok) / n_boot), shares)
+    return ShareEdge(level, edge, lo, hi, float(len(ok) / n_boot), shares, falling)
 
 
 @dataclass

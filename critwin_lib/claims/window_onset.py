@@ -95,6 +95,7 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     step = float(min(b - a for a, b in zip(grid, grid[1:], strict=False))) if len(grid) > 1 else math.inf
     main_runs = per_run[per_run["protocol"] == main]
     verdict, parts, edge = decide_c4(main_runs[main_runs["onset"] >= 0], step, resolution)
+    fall = onsets.share_edge(main_runs[main_runs["onset"] >= 0], falling=True)  # reported beside the rule, not in it
     table = fates.share_table(main_runs, ["onset"]).sort_values("onset").merge(
         main_runs.groupby("onset")[["final_train", "max_ood", "close_ood", "t_mem", "onset_over_own_t_mem"]]
         .mean().reset_index(),
@@ -118,7 +119,9 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                "k_none": int(none["reasoning"]), "share_none": float(none["share"]),
                "lowest_onset": int(low["onset"]), "lowest_share": float(low["share"]),
                "lowest_k": int(low["reasoning"]), "t_mem_none": float(none["t_mem"]), "n_onsets": int(len(windows)),
-               "headline": fates.headline(sens.assign(onset="as the claim"), verdict), **old}
+               "headline": fates.headline(sens.assign(onset="as the claim"), verdict),
+               "fall_edge": fall.edge, "fall_lo": fall.lo, "fall_hi": fall.hi, "fall_found": fall.found,
+               "fall_text": fall.text(), "rest_text": _rest_text(table), **old}
     for _, r in windows.iterrows():
         numbers[f"k_{int(r['onset'])}"] = int(r["reasoning"])
     shares = ", ".join(f"{int(r['onset'])}: {int(r['reasoning'])}/{int(r['seeds'])}" for _, r in windows.iterrows())
@@ -128,6 +131,14 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                     P.name, n, verdict)
     curves = stats.mean_ci(history[history["protocol"] == main], ["onset", "step"], "acc/test_ood")
     return C4Result([row], numbers, d.summary, table, per_run, curves, edge, parts, sens, P.steps)
+
+
+def _rest_text(table: pd.DataFrame) -> str:
+    """How the seeds that do not reason end at each onset (no weight decay first): a window that wipes the
+    model late in the run and one that leaves it memorizing both count as "not reasoning"."""
+    named = table.sort_values("onset").assign(
+        condition=["none" if o < 0 else f"onset {int(o)}" for o in table.sort_values("onset")["onset"]])
+    return fates.how_the_rest_end(named, list(named["condition"]))
 
 
 def _old_rule(P: Size, seeds: list[int], params: dict[str, Any], proto: str, grid: list[int], results_dir: str,
