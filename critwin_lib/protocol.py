@@ -22,8 +22,9 @@ that γ = 1 without weight decay memorizes (the first CPU pilot's γ = 2 on d_mo
   around mid-run, ≈ 0.4 T) and lr 2e-4 (fitted at ≈ 4,600 steps, the geometry the paper's windows imply).
   On the calibration page's paper-length grid, lr 1e-4 passes the rule with full-run λ 9 (twice the
   quick protocol's per-step shrink; the quick shrink, λ 4.5, reasons in 1 of 4 seeds), so its window
-  carries λ 36 (λ_win = 4·λ_full, as the default); lr 2e-4 has no full-run λ that passes yet, and its
-  window keeps the default's per-step shrink (λ 9, lr·λ = 1.8e-3) until one does;
+  carries λ 36 (λ_win = 4·λ_full, as the default); lr 2e-4 has no full-run λ that passes on the page's ladder
+  (λ 2.25 to 18, doubling: up to λ 9 the reasoning solution relapses in most seeds, λ 18 does not fit), so its
+  window keeps the default's per-step shrink (λ 9, lr·λ = 1.8e-3) and no claim runs under it;
 * "sgd-mid-fit-matrices": SGD with momentum 0.9 (claim C12), its lr chosen on the C12 page by the same
   criterion (no weight decay fits the training set nearest mid-run), weight decay as coupled L2 on the
   same parameters with the default protocol's per-step shrink (`sgd_window_lambda`).

@@ -130,6 +130,8 @@ def _grid_page(results_dir: str, train_missing: bool, workers: int, params: dict
     if len(init_table):
         init_table.insert(1, "init std", init_table["gamma"] * protocol.SIGMA0)
     table = _with_rule(condition_table(per_run, ["protocol", "lambda"]), per_run, ["protocol", "lambda"])
+    table = table.merge(per_run.groupby(["protocol", "lambda"], sort=False)["final_train"].mean().reset_index(),
+                        on=["protocol", "lambda"], how="left")  # a λ too strong to fit shows here
     table["t_mem_frac"] = table["t_mem"] / P.steps
     numbers = {"profile": P.name, "seeds": len(d.seeds), "steps": P.steps, "sigma0": protocol.SIGMA0,
                "gamma": float(params["gamma"])}
@@ -149,6 +151,7 @@ def _grid_page(results_dir: str, train_missing: bool, workers: int, params: dict
             numbers[f"{tag}_ood_{key}"] = float(t.loc[lam, "final_ood"])
             numbers[f"{tag}_max_ood_{key}"] = float(t.loc[lam, "max_ood"])
             numbers[f"{tag}_reasoning_{key}"] = int(t.loc[lam, "reasoning"])
+            numbers[f"{tag}_train_{key}"] = float(t.loc[lam, "final_train"])
     curves = []
     for name, v in verdicts.items():
         keep = (history["protocol"] == name) & history["lambda"].isin([0.0, v.best_lambda])
