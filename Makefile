@@ -57,7 +57,7 @@ verify: $(STAMP)
 
 ## lab: JupyterLab on 127.0.0.1 at the live explorer (it prints the URL with its token)
 lab: $(STAMP)
-	$(VENV)/bin/jupyter-lab --no-browser --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=$(CURDIR) \
+	$(PY) -m critwin_lib.mkl_lever exec $(VENV)/bin/jupyter-lab --no-browser --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=$(CURDIR) \
 	  $(shell [ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/x01_explorer.ipynb
 
 lint: $(STAMP)

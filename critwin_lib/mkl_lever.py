@@ -8,8 +8,10 @@ It is applied only where it can help and has been checked:
 * the CPU is AMD with AVX-512F, torch uses MKL, the shim is built, and `CRITWIN_MKL_AVX512` is not "0";
 * a fresh process with the shim preloaded computes a float32 matmul that agrees with float64 (once per process);
 * only to processes started after it is set: the Dask workers of a local cluster (`preloaded()` around the
-  cluster's start) and `make bench`'s child processes. A notebook that trains in its own process (workers=0)
-  runs without it; a remote cluster's workers decide for themselves (set LD_PRELOAD there).
+  cluster's start), the kernels that `critwin_lib.notebooks` starts (a notebook that trains in its own process,
+  workers=0, has it too), `make lab`'s JupyterLab and its kernels (started through `python -m
+  critwin_lib.mkl_lever exec ...`) and `make bench`'s child processes. A kernel started some other way runs
+  without it; a remote cluster's workers decide for themselves (set LD_PRELOAD there).
 
 Runs trained with and without it agree within float32 tolerance (a test trains one both ways), not bit for bit:
 the key of a run does not depend on it, as it does not depend on the CPU; each run's meta records whether its
@@ -171,6 +173,22 @@ def active() -> bool:
         return False
 
 
-if __name__ == "__main__":  # `python -m critwin_lib.mkl_lever`: build the shim and say whether it applies
+def main(argv: list[str] | None = None) -> int:
+    """`python -m critwin_lib.mkl_lever`: build the shim and say whether it applies. `... exec CMD [ARG...]`:
+    run CMD in place of this process with the lever's environment where it applies (`make lab` starts JupyterLab
+    so, and its kernels inherit it)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["exec"] and len(argv) > 1:
+        ok, why = verified()
+        print(f"MKL AVX-512 lever: {why}" + ("" if ok else "; starting without it"), file=sys.stderr, flush=True)
+        os.execvpe(argv[1], argv[1:], {**os.environ, **environment()})
+    if argv:
+        print("usage: python -m critwin_lib.mkl_lever [exec CMD [ARG...]]", file=sys.stderr)
+        return 2
     build()
     print(f"MKL AVX-512 lever: {verified()[1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -21,7 +21,7 @@ from typing import Any
 import nbformat
 import yaml
 
-from critwin_lib import experiment
+from critwin_lib import experiment, mkl_lever
 from critwin_lib.claims import registry
 from critwin_lib.config import ConfigError
 
@@ -56,7 +56,8 @@ def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, An
     os.environ["CRITWIN_ALTAIR_MODE"] = "vendored"
     os.environ["CRITWIN_VENDOR_BASE"] = vendor_base(out_dir)
     out = out_dir / notebook.name
-    with tempfile.TemporaryDirectory(prefix="critwin-kernel-") as sockets:
+    # the kernel starts with the MKL AVX-512 shim where it applies: a page that trains in its own process has it too
+    with tempfile.TemporaryDirectory(prefix="critwin-kernel-") as sockets, mkl_lever.preloaded():
         pm.execute_notebook(str(notebook), str(out), parameters=parameters or {}, cwd=str(notebook.parent),
                             kernel_name="python3", progress_bar=False, execution_timeout=cell_timeout,
                             stdout_file=sys.stdout if log_output else None,

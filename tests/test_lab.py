@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from critwin_lib import experiment, explorer
+from critwin_lib import experiment, explorer, mkl_lever
 
 from .conftest import REPO, wait_for
 
@@ -52,7 +52,8 @@ def lab(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CRITWIN_ALTAIR") and k != "CRITWIN_VENDOR_BASE"}
     env.update({"JUPYTER_CONFIG_DIR": str(tmp_path / "jcfg"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "jrun"),
                 "IPYTHONDIR": str(tmp_path / "ipython")})
-    cmd = [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--ServerApp.ip=127.0.0.1",
+    cmd = [sys.executable, "-m", "critwin_lib.mkl_lever", "exec",  # as `make lab` starts it
+           str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--ServerApp.ip=127.0.0.1",
            f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
            f"--ServerApp.root_dir={work}", f"--LabApp.workspaces_dir={tmp_path / 'ws'}",
            f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
@@ -127,7 +128,8 @@ def test_the_live_explorer_in_jupyterlab(lab, browser):
     _menu(browser, "Run", "Run All Cells")
     first = wait_for(browser, f"const t = {STATUS}; return t.includes('(cached)') ? t : null", timeout=240)
     before = wait_for(browser, CHART, timeout=60)
-    n_runs = len(experiment.Store(results).keys())
+    stored = set(experiment.Store(results).keys())
+    n_runs = len(stored)
 
     _step_right(browser, "window start")  # 0.375 -> 0.5: the other stored cell
     moved = wait_for(browser, f"const t = {STATUS}; return t.includes('(cached)') && t !== {first!r} ? t : null",
@@ -147,6 +149,8 @@ def test_the_live_explorer_in_jupyterlab(lab, browser):
     wait_for(browser, f"return {STATUS}.includes('(cached)')", timeout=60)
     wait_for(browser, f"const c = (() => {{ {CHART} }})(); return c && c !== {after!r}", timeout=60)
     assert len(experiment.Store(results).keys()) == n_runs + 1
+    (new,) = set(experiment.Store(results).keys()) - stored  # trained in the kernel, as `make lab` starts it
+    assert experiment.Store(results).load(new).meta["mkl_avx512_shim"] == mkl_lever.verified()[0]
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE" and "chart error" in e["message"]]
     assert not errors, errors
 

@@ -60,3 +60,24 @@ def test_it_applies_only_to_an_amd_cpu_with_avx512f(monkeypatch):
     assert mkl_lever.why_not(amd.format("avx512fp16")) == "this CPU has no AVX-512"  # a flag, not a substring
     assert mkl_lever.why_not("vendor_id\t: GenuineIntel\nflags\t\t: avx512f\n").startswith("not an AMD CPU")
     assert mkl_lever.why_not("").startswith("not an AMD CPU")
+
+
+def test_a_page_kernel_and_make_labs_jupyterlab_start_with_the_shim_exactly_where_it_applies(tmp_path):
+    """A page that trains in its own process (workers=0) and the live explorer under `make lab` get the lever as
+    the sweep workers do: the kernels `notebooks.execute` starts, and what `mkl_lever exec` launches."""
+    import subprocess
+    import sys
+
+    import nbformat
+
+    from critwin_lib import notebooks
+
+    probe = "from critwin_lib import mkl_lever\nprint(mkl_lever.active())"
+    path = tmp_path / "probe.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(probe)]), path)
+    out = nbformat.read(notebooks.execute(path, tmp_path / "out", log_output=False), as_version=4)
+    assert out.cells[0].outputs[0]["text"].strip() == str(LEVER)
+    launched = subprocess.run([sys.executable, "-m", "critwin_lib.mkl_lever", "exec", sys.executable, "-c", probe],
+                              capture_output=True, text=True, check=True)
+    assert launched.stdout.strip() == str(LEVER)
+    assert launched.stderr.startswith("MKL AVX-512 lever: ") and ("starting without it" in launched.stderr) != LEVER
