@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from itertools import repeat
+from multiprocessing import get_context
 from pathlib import Path
 
 import pytest
@@ -28,23 +32,43 @@ def tiny_cfg() -> config.RunConfig:
     )
 
 
-SMOKE_CELL_TIMEOUT = 900  # s: a smoke cell takes seconds; a hung kernel fails the suite instead of stalling CI
+CELL_TIMEOUT = 900  # s: a smoke cell, or a quick one on stored runs, takes seconds; a hung kernel fails the suite
+
+
+def _execute_page(notebook: Path, out: Path, params: dict) -> str | None:
+    """One page executed (in a worker process); the error it raised, or None."""
+    from critwin_lib.notebooks import execute
+
+    try:
+        execute(notebook, out, params, log_output=False, cell_timeout=CELL_TIMEOUT)
+    except Exception as e:  # noqa: BLE001 - handed back to the test that reads this page
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def execute_pages(out: Path, params: dict) -> dict[Path, str | None]:
+    """Every page executed into `out` with `params`, two at a time (one per core), each in its own process:
+    {notebook: the error it raised, or None}. Pages that share runs may both train one; the store keeps one sealed
+    copy (test_cache)."""
+    from critwin_lib.notebooks import claim_notebooks
+
+    pages = claim_notebooks()
+    with ProcessPoolExecutor(max_workers=min(2, os.cpu_count() or 1), mp_context=get_context("spawn")) as pool:
+        return dict(zip(pages, pool.map(_execute_page, pages, repeat(out), repeat(params)), strict=True))
 
 
 @pytest.fixture(scope="session")
 def smoke_site(tmp_path_factory) -> Path:
     """Every claim notebook executed at the smoke profile into a copy of the book, which is then built
     exactly as `make html` builds the real one. Returns the copy's root."""
-    from critwin_lib.notebooks import claim_notebooks, execute
-
     root = tmp_path_factory.mktemp("site")
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(REPO / name, root / name)
     shutil.copytree(REPO / "book", root / "book", ignore=shutil.ignore_patterns("claims", "_build"))
-    results = root / "results"
-    for nb in claim_notebooks():
-        execute(nb, root / "book" / "claims", {"profile": "smoke", "results_dir": str(results), "workers": 0},
-                log_output=False, cell_timeout=SMOKE_CELL_TIMEOUT)
+    errors = execute_pages(root / "book" / "claims", {"profile": "smoke", "results_dir": str(root / "results"),
+                                                       "workers": 0})
+    failed = {nb.stem: err for nb, err in errors.items() if err}
+    assert not failed, failed
     jb = Path(sys.executable).parent / "jupyter-book"
     build = subprocess.run([str(jb), "build", str(root), "--all", "--warningiserror", "--nitpick", "--keep-going",
                             "--quiet"],

@@ -44,9 +44,10 @@ def test_shipped_claims_csv_and_glued_numbers_follow_from_the_shipped_results():
     assert [int(r["seeds"]) for r in paper] == [12, 12, 12, 8]
 
 
-def test_a_page_at_another_profile_is_read_from_stored_runs_only(tmp_path):
+def test_a_page_at_another_profile_is_read_from_stored_runs_only(tmp_path, smoke_site):
     """`registry.at_profile` trains nothing: until every run of the profile's design is stored it gives the count,
-    then the same result the page computes; the scoreboard turns the first into NOT_RUN rows."""
+    then the same result the page computes (on the smoke site's runs); the scoreboard turns the first into NOT_RUN
+    rows."""
     results = tmp_path / "results"
     side = registry.at_profile("c13_instrumentation", "smoke", results)
     assert side.result is None and side.stored == 0 and side.needed > 0 and not results.exists()
@@ -55,7 +56,8 @@ def test_a_page_at_another_profile_is_read_from_stored_runs_only(tmp_path):
                                                                           "paper": "q"}})
     assert [r["verdict"] for r in rows] == [scoreboard.NOT_RUN] and rows[0]["statement"] == "s"
     assert numbers["stored"] == 0 and numbers["needed"] == side.needed
-    params = {**registry.profile_defaults(p.notebook, "smoke"), "results_dir": str(results), "workers": 0}
+    results = smoke_site / "results"  # every smoke run of every page
+    params = {**registry.profile_defaults(p.notebook, "smoke"), "results_dir": str(results), "train_missing": False}
     trained = p.page(**params)
     side = registry.at_profile("c13_instrumentation", "smoke", results)
     assert side.stored == side.needed and side.result is not None and side.result.rows == trained.rows

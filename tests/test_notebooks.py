@@ -12,7 +12,7 @@ from critwin_lib.claims import registry
 from critwin_lib.claims.core import VERDICTS
 from critwin_lib.notebooks import claim_notebooks
 
-from .conftest import REPO
+from .conftest import REPO, execute_pages
 
 NOTEBOOKS = claim_notebooks()
 
@@ -117,14 +117,20 @@ def test_a_bad_parameter_fails_at_once_with_one_line_naming_it(tmp_path):
     assert not (tmp_path / "results").exists()  # failed before any training
 
 
+@pytest.fixture(scope="module")
+def quick_pages(tmp_path_factory):
+    """Every page executed at the quick profile from the shipped results only, as `make book` does."""
+    out = tmp_path_factory.mktemp("quick")
+    return out, execute_pages(out, {"profile": "quick", "train_missing": False})
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_shipped_quick_results_are_complete(tmp_path, path):
+def test_shipped_quick_results_are_complete(quick_pages, path):
     # `make book`: every run a notebook needs at the quick profile is in results/, so nothing is trained.
-    from critwin_lib.notebooks import execute
-
-    out = execute(path, tmp_path, {"profile": "quick", "train_missing": False}, log_output=False)
-    assert nbformat.read(out, as_version=4).metadata["papermill"]["exception"] is None
+    out, errors = quick_pages
+    assert errors[path] is None, errors[path]
+    assert nbformat.read(out / path.name, as_version=4).metadata["papermill"]["exception"] is None
 
 
 def test_reproduce_prints_the_whole_plan_before_anything_runs(tmp_path, capsys):
