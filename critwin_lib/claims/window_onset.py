@@ -136,8 +136,8 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
 def _rest_text(table: pd.DataFrame) -> str:
     """How the seeds that do not reason end at each onset (no weight decay first): a window that wipes the
     model late in the run and one that leaves it memorizing both count as "not reasoning"."""
-    named = table.sort_values("onset").assign(
-        condition=["none" if o < 0 else f"onset {int(o)}" for o in table.sort_values("onset")["onset"]])
+    named = table.sort_values("onset")
+    named = named.assign(condition=["none" if o < 0 else f"onset {int(o)}" for o in named["onset"]])
     return fates.how_the_rest_end(named, list(named["condition"]))
 
 
