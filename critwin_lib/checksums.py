@@ -1,4 +1,4 @@
-"""Stored runs that nobody can silently corrupt (issue #13): every run folder carries `sha256.json`, the SHA-256
+"""Stored runs that nobody can silently corrupt: every run folder carries `sha256.json`, the SHA-256
 of each of its files, written with the run (inside the atomic save). `experiment.Store.load` checks those sums
 and that the config still hashes to the folder's name; a mismatch stops the caller with one line naming the run
 and the repair (delete the folder, train it again). `python -m critwin_lib.verify` checks or seals a whole

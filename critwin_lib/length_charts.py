@@ -1,4 +1,4 @@
-"""The same conditions at two run lengths side by side (issue #11): the quick and the paper length put on one
+"""The same conditions at two run lengths side by side: the quick and the paper length put on one
 axis, the share of the run trained, so a reader sees whether the curves keep their shape when the run is three
 times longer. Styling comes from `plotting`."""
 

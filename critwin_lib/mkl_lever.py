@@ -1,6 +1,6 @@
 """The MKL AVX-512 lever: MKL picks its AVX-512 sgemm kernels only on CPUs it identifies as Intel. On an AMD CPU
 with AVX-512F, a two-function shim (`csrc/mkl_intel_cpu.c`, built at install into `build/`) preloaded with
-LD_PRELOAD makes MKL use them there too: about 1.6× faster training steps on the EPYC issue #12 measured, only
+LD_PRELOAD makes MKL use them there too: about 1.6× faster training steps on the first EPYC measured (2026-12-01), only
 1.07–1.17× on the EPYCs measured since (the one whose family was read is a Zen 4; `cpu` says which kind a
 machine is).
 

@@ -139,8 +139,7 @@ def plan(notebooks: list[Path], params: dict[str, Any]) -> int:
     missing = 0
     for results, runs in by_dir.items():
         workers = int(params.get("workers", -1))
-        missing += experiment.print_plan(runs, results, workers, label=f"reproduce: {len(notebooks)} notebooks need",
-                                         note="; window-edge finders may add runs")
+        missing += experiment.print_plan(runs, results, workers, label=f"reproduce: {len(notebooks)} notebooks need")
     return missing
 
 

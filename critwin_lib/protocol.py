@@ -18,7 +18,7 @@ that γ = 1 without weight decay memorizes (the first CPU pilot's γ = 2 on d_mo
   mid-fit fails the rule (full-run weight decay reasons in at most half the seeds, λ = 3 collapses);
   C4b's previous rule paired early-fit with the default protocol;
 * "mid-fit-matrices-20k", "quarter-fit-matrices-20k": the default protocol at the paper's length (20,000 steps,
-  issue #11) with the learning rate changed, lr 1e-4 (without weight decay the training set is fitted
+  2026-12-02) with the learning rate changed, lr 1e-4 (without weight decay the training set is fitted
   around mid-run, ≈ 0.4 T) and lr 2e-4 (fitted at ≈ 4,600 steps, the geometry the paper's windows imply).
   On the calibration page's paper-length grid, lr 1e-4 passes the rule with full-run λ 9 (twice the
   quick protocol's per-step shrink; the quick shrink, λ 4.5, reasons in 1 of 4 seeds), so its window

@@ -3,7 +3,8 @@
 Means with percentile-bootstrap intervals for curves, BCa intervals for ≥ 8 seeds, exact (Clopper–Pearson)
 intervals on fate counts, Fisher's exact test and the exact McNemar test on fates, permutation tests on
 per-seed numbers (paired by sign flips, unpaired by shuffled labels) and a permutation test of a Spearman
-trend. Every random draw is seeded, so a page says the same thing each time it is built.
+trend. Every random draw is seeded, so a page says the same thing each time it is built; fits and means that
+enter a glued number are summed with `math.fsum` (exactly rounded), so two CPUs agree on them to the last digit.
 """
 
 from __future__ import annotations
@@ -18,6 +19,26 @@ import pandas as pd
 
 N_BOOT = 2000
 LEVEL = 0.95
+
+
+def exact_mean(values: Sequence[float]) -> float:
+    """The mean, its sum exactly rounded (`math.fsum`): the same on every CPU, unlike a SIMD sum whose order
+    follows the instruction set (NaN for no values)."""
+    v = [float(x) for x in values]
+    return math.fsum(v) / len(v) if v else math.nan
+
+
+def ols_slope(x: Sequence[float], y: Sequence[float]) -> float:
+    """Least-squares slope of y on x, from exactly rounded sums of centred values (no BLAS, no SIMD): the same
+    number on any CPU and thread count. NaN for fewer than two points or no spread in x."""
+    xs, ys = [float(a) for a in x], [float(b) for b in y]
+    if len(xs) != len(ys):
+        raise ValueError(f"ols_slope: {len(xs)} x values for {len(ys)} y values")
+    if len(xs) < 2:
+        return math.nan
+    mx, my = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
+    sxx = math.fsum((a - mx) * (a - mx) for a in xs)
+    return math.fsum((a - mx) * (b - my) for a, b in zip(xs, ys, strict=True)) / sxx if sxx > 0 else math.nan
 
 
 def bootstrap_ci(values: Sequence[float], n_boot: int = N_BOOT, level: float = LEVEL, seed: int = 0

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from critwin_lib import stats
 from critwin_lib.config import ConfigError
 
 
@@ -100,8 +101,8 @@ def initial_rates(model: RateModel, gammas: list[float] | np.ndarray, n_seeds: i
 
 
 def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
-    """Least-squares slope of log y against log x."""
-    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
+    """Least-squares slope of log y against log x (`stats.ols_slope`: the same digits on every CPU)."""
+    return stats.ols_slope([math.log(v) for v in np.asarray(x, float)], [math.log(v) for v in np.asarray(y, float)])
 
 
 def window_lambdas(steps: int, windows: dict[str, tuple[int, int, float]]) -> tuple[list[str], np.ndarray]:
@@ -165,7 +166,7 @@ def rate_exponent(gammas: list[float], rates: list[np.ndarray], n_boot: int = 20
     95 % bootstrap interval (seeds resampled within each γ). Only γ whose mean rate is positive enter
     (a power law says nothing about a rate that does not grow); `n_gammas` says how many did."""
     g = np.asarray(gammas, dtype=float)
-    means = np.array([np.mean(r) for r in rates])
+    means = np.array([stats.exact_mean(r) for r in rates])
     keep = np.flatnonzero(means > 0)
     out = {"exponent": math.nan, "lo": math.nan, "hi": math.nan, "n_gammas": int(len(keep))}
     if len(keep) < 2:
@@ -174,7 +175,7 @@ def rate_exponent(gammas: list[float], rates: list[np.ndarray], n_boot: int = 20
     rng = np.random.default_rng(seed)
     slopes = []
     for _ in range(n_boot):
-        m = np.array([np.mean(rng.choice(rates[i], size=len(rates[i]))) for i in keep])
+        m = np.array([stats.exact_mean(rng.choice(rates[i], size=len(rates[i]))) for i in keep])
         if (m > 0).all():
             slopes.append(loglog_slope(g[keep], m))
     if slopes:
@@ -192,6 +193,6 @@ def margin_rates(history: pd.DataFrame, start: int) -> dict[str, float]:
     train, ood = h["margin/train"].to_numpy(float), h["margin/test_ood"].to_numpy(float)
 
     def slope(y: np.ndarray) -> float:
-        return float(np.polyfit(x, y, 1)[0]) if len(x) >= 2 else math.nan
+        return stats.ols_slope(x, y)
 
     return {"memorization": slope(train - ood), "reasoning": slope(ood), "train_margin": slope(train)}

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from critwin_lib.claims import history as rule_history
 from critwin_lib.claims import rules
 from critwin_lib.claims.core import VERDICTS
 
@@ -22,7 +23,7 @@ GAMMAS = [0.5, 0.7, 1.0, 1.1, 1.5]
     (0.25, 0.62, 0.17, "not reproduced"),  # the shipped quick runs
 ])
 def test_c1(W, F, N, verdict):
-    assert rules.verdict_c01(W, F, N) == verdict
+    assert rule_history.verdict_c01(W, F, N) == verdict
 
 
 @pytest.mark.parametrize("M, E, N, verdict", [
@@ -33,7 +34,7 @@ def test_c1(W, F, N, verdict):
     (0.25, 0.77, 0.17, "not reproduced"),  # the shipped quick runs: early beats middle
 ])
 def test_c2(M, E, N, verdict):
-    assert rules.verdict_c02(M, E, N) == verdict
+    assert rule_history.verdict_c02(M, E, N) == verdict
 
 
 @pytest.mark.parametrize("E, L, N, M, verdict", [
@@ -43,14 +44,14 @@ def test_c2(M, E, N, verdict):
     (0.15, 0.15, 0.15, 0.39, "not reproduced"),  # the middle does not work either: nothing to compare
 ])
 def test_c3(E, L, N, M, verdict):
-    assert rules.verdict_c03(E, L, N, M) == verdict
+    assert rule_history.verdict_c03(E, L, N, M) == verdict
 
 
 @pytest.mark.parametrize("has_edge, width, verdict", [
     (True, 400, "reproduced"), (True, 401, "partly reproduced"), (True, math.nan, "not reproduced"),
     (False, 100, "not reproduced")])
 def test_c4(has_edge, width, verdict):
-    assert rules.verdict_c04(has_edge, width, resolution=100) == verdict
+    assert rule_history.verdict_c04(has_edge, width, resolution=100) == verdict
 
 
 @pytest.mark.parametrize("edges, verdict", [
@@ -61,7 +62,7 @@ def test_c4(has_edge, width, verdict):
     ([(1000, math.nan), (3000, math.nan)], "not reproduced"),
 ])
 def test_c4b(edges, verdict):
-    assert rules.verdict_c04b(edges) == verdict
+    assert rule_history.verdict_c04b(edges) == verdict
 
 
 def _edges(edge, pm=800.0):
@@ -69,18 +70,18 @@ def _edges(edge, pm=800.0):
 
 
 def test_c5():
-    assert rules.verdict_c05(_edges([4000, 4000, 2400, 2400, 800])) == "reproduced"
-    assert rules.verdict_c05(_edges([4000, 2400, 4000, 2400, 4000])) == "not reproduced"  # ρ = 0
-    assert rules.verdict_c05(_edges([2400, 2400, 2400, 2400, 800], pm=1000)) == "partly reproduced"  # overlap
-    assert rules.verdict_c05(_edges([800, 1600, 2400, 3200, 4000])) == "not reproduced"  # later with γ
-    assert rules.verdict_c05(_edges([2400])) == "not reproduced"  # one edge says nothing about a trend
+    assert rule_history.verdict_c05(_edges([4000, 4000, 2400, 2400, 800])) == "reproduced"
+    assert rule_history.verdict_c05(_edges([4000, 2400, 4000, 2400, 4000])) == "not reproduced"  # ρ = 0
+    assert rule_history.verdict_c05(_edges([2400, 2400, 2400, 2400, 800], pm=1000)) == "partly reproduced"  # overlap
+    assert rule_history.verdict_c05(_edges([800, 1600, 2400, 3200, 4000])) == "not reproduced"  # later with γ
+    assert rule_history.verdict_c05(_edges([2400])) == "not reproduced"  # one edge says nothing about a trend
 
 
 @pytest.mark.parametrize("small, ref, verdict", [
     (5 / 8, 8 / 8, "reproduced"), (6 / 8, 8 / 8, "reproduced"),  # gap 0.25: the boundary
     (7 / 8, 8 / 8, "partly reproduced"), (8 / 8, 8 / 8, "not reproduced"), (8 / 8, 5 / 8, "not reproduced")])
 def test_c6(small, ref, verdict):
-    assert rules.verdict_c06(small, ref) == verdict
+    assert rule_history.verdict_c06(small, ref) == verdict
 
 
 def _basin(k, n=8):
@@ -88,17 +89,17 @@ def _basin(k, n=8):
 
 
 def test_c7():
-    assert rules.verdict_c07(_basin([5, 8, 7, 7, 6])) == ("reproduced", 0.7)
-    assert rules.verdict_c07(_basin([5, 8, 7, 7, 8])) == ("partly reproduced", 0.7)  # tie broken by OOD
-    assert rules.verdict_c07(_basin([8, 7, 7, 7, 6])) == ("not reproduced", 0.5)  # best outside [0.7, 1.1]
-    assert rules.verdict_c07(_basin([8, 8, 8, 8, 8])) == ("not reproduced", 0.5)  # flat: the first γ wins the tie
+    assert rule_history.verdict_c07(_basin([5, 8, 7, 7, 6])) == ("reproduced", 0.7)
+    assert rule_history.verdict_c07(_basin([5, 8, 7, 7, 8])) == ("partly reproduced", 0.7)  # tie broken by OOD
+    assert rule_history.verdict_c07(_basin([8, 7, 7, 7, 6])) == ("not reproduced", 0.5)  # best outside [0.7, 1.1]
+    assert rule_history.verdict_c07(_basin([8, 8, 8, 8, 8])) == ("not reproduced", 0.5)  # flat: first γ wins
 
 
 @pytest.mark.parametrize("no_window, ratio, verdict", [
     (True, 5.0, "reproduced"), (True, 2.0, "reproduced"), (True, 1.99, "partly reproduced"),
     (False, 3.0, "partly reproduced"), (False, 1.0, "not reproduced"), (True, math.nan, "partly reproduced")])
 def test_c8(no_window, ratio, verdict):
-    assert rules.verdict_c08(no_window, ratio) == verdict
+    assert rule_history.verdict_c08(no_window, ratio) == verdict
 
 
 @pytest.mark.parametrize("learned, best, verdict", [
@@ -131,12 +132,12 @@ def test_c10_old_rule():
     flat = {"exponent": 0.1, "lo": -0.5, "hi": 0.5}  # the boundary of Θ(1)
     steep = {"exponent": 2.1, "lo": 1.5, "hi": 2.6}
     nan = {"exponent": math.nan, "lo": math.nan, "hi": math.nan}
-    assert rules.verdict_c10(flat, steep) == "reproduced"
-    assert rules.verdict_c10(flat, nan) == "partly reproduced"
-    assert rules.verdict_c10({"exponent": -3, "lo": -4, "hi": -2}, steep) == "partly reproduced"
-    assert rules.verdict_c10({"exponent": -3, "lo": -4, "hi": -2}, {"exponent": 1, "lo": 0.5, "hi": 1.5}) \
+    assert rule_history.verdict_c10(flat, steep) == "reproduced"
+    assert rule_history.verdict_c10(flat, nan) == "partly reproduced"
+    assert rule_history.verdict_c10({"exponent": -3, "lo": -4, "hi": -2}, steep) == "partly reproduced"
+    assert rule_history.verdict_c10({"exponent": -3, "lo": -4, "hi": -2}, {"exponent": 1, "lo": 0.5, "hi": 1.5}) \
         == "not reproduced"
-    assert rules.verdict_c10({"exponent": 0, "lo": -0.6, "hi": 0.4}, nan) == "not reproduced"
+    assert rule_history.verdict_c10({"exponent": 0, "lo": -0.6, "hi": 0.4}, nan) == "not reproduced"
 
 
 @pytest.mark.parametrize("persists, lower, spread, verdict", [
@@ -144,28 +145,28 @@ def test_c10_old_rule():
     (True, True, False, "partly reproduced"), (True, False, False, "not reproduced"),
     (False, True, True, "not reproduced")])
 def test_c11(persists, lower, spread, verdict):
-    assert rules.verdict_c11(persists, lower, spread) == verdict
+    assert rule_history.verdict_c11(persists, lower, spread) == verdict
 
 
 @pytest.mark.parametrize("works, worse, verdict", [
     (True, True, "reproduced"), (True, False, "partly reproduced"), (False, True, "partly reproduced"),
     (False, False, "not reproduced")])
 def test_c12(works, worse, verdict):
-    assert rules.verdict_c12(works, worse) == verdict
+    assert rule_history.verdict_c12(works, worse) == verdict
 
 
 def test_c13_counts_the_metrics_whose_interval_agrees_with_the_predicted_sign():
     diffs = {"ci/wq1": (0.2, 0.1, 0.3), "srank/embed": (-1.0, -2.0, -0.5), "order/embed": (0.3, 0.1, 0.5),
              "align/embed_resid": (0.1, -0.1, 0.3)}
     assert rules.agreeing_c13(diffs) == ["ci/wq1", "srank/embed", "order/embed"]
-    assert rules.verdict_c13(3) == "reproduced"
+    assert rule_history.verdict_c13(3) == "reproduced"
     diffs["srank/embed"] = (1.0, 0.5, 2.0)  # the wrong sign does not count
     assert rules.agreeing_c13(diffs) == ["ci/wq1", "order/embed"]
-    assert rules.verdict_c13(2) == "partly reproduced" and rules.verdict_c13(0) == "not reproduced"
+    assert rule_history.verdict_c13(2) == "partly reproduced" and rule_history.verdict_c13(0) == "not reproduced"
 
 
 def test_every_rule_answers_with_a_verdict_of_the_four():
-    outs = [rules.verdict_c01(0.5, 0.5, 0.1), rules.verdict_c09(False, 0), rules.verdict_c13(1)]
+    outs = [rule_history.verdict_c01(0.5, 0.5, 0.1), rules.verdict_c09(False, 0), rule_history.verdict_c13(1)]
     assert set(outs) <= set(VERDICTS)
 
 

@@ -29,8 +29,9 @@ PAPER_RESOLUTION = 100  # steps, at the paper's 20,000-step runs (C4)
 
 @dataclass
 class Design:
-    """A page's checked parameters turned into runs: `specs` is everything its analysis loads (an edge
-    finder may add runs later), `summary` one line saying what they are, `seeds` the seeds of each cell,
+    """A page's checked parameters turned into runs: `specs` is everything its analysis loads (a rule
+    history may also read runs stored before, never train them: `history`), `summary` one line saying what
+    they are, `seeds` the seeds of each cell,
     `protocol` the protocol the design resolved (`protocol.resolve`), for the page to read back."""
 
     specs: list[Spec]

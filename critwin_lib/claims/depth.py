@@ -14,6 +14,7 @@ import pandas as pd
 
 from critwin_lib import checks, protocol, stats
 from critwin_lib.claims import anchors, onsets, rules
+from critwin_lib.claims import history as rule_history
 from critwin_lib.claims.core import ClaimResult, Design, condition_table, fetch, score_row
 from critwin_lib.config import ConfigError, ModelConfig
 from critwin_lib.sizes import get_profile
@@ -140,15 +141,15 @@ def c11(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
              "plateau_lo": float(best["ood_lo"]), "plateau_hi": float(best["ood_hi"]),
              "plateau_onset": float(best["onset"]), "sd": sd, "sd_lo": sd_lo, "sd_hi": sd_hi,
              "reasoning": int(onset_t["reasoning"].sum()), "windowed": int(onset_t["seeds"].sum()),
-             "c1": rules.verdict_c01(M, F, N), "c2": rules.verdict_c02(M, E, N),
-             "c3": rules.verdict_c03(E, L, N, M)}
+             "c1": rule_history.verdict_c01(M, F, N), "c2": rule_history.verdict_c02(M, E, N),
+             "c3": rule_history.verdict_c03(E, L, N, M)}
         by_depth[d] = v
         numbers.update({f"{k}_{d}": val for k, val in v.items()})
         tables.append(onset_t.assign(layers=d, depth=f"{d} layers"))
     ref, deep = (by_depth[d] for d in depths)
     persists = deep["plateau"] >= deep["N"] + anchors.PERSISTS
     lower, spread = deep["plateau"] < ref["plateau"], deep["sd"] > ref["sd"]
-    old_verdict = rules.verdict_c11(persists, lower, spread)  # the rule before #10, on means
+    old_verdict = rule_history.verdict_c11(persists, lower, spread)  # the rule before 2026-12-01, on means
     parts = c11_parts(per_run, depths[0], depths[1])
     verdict = rules.combine({k: v["state"] for k, v in parts.items()})
     dep, low, var = (parts[k] for k in C11_PARTS)

@@ -14,6 +14,7 @@ import pandas as pd
 
 from critwin_lib import checks, config, protocol, stats, theory
 from critwin_lib.claims import fates, onsets, rules
+from critwin_lib.claims import history as rule_history
 from critwin_lib.claims.core import (
     SUCCESS_OOD,
     ClaimResult,
@@ -101,7 +102,7 @@ def c05(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     P = get_profile(params["profile"])
     g = c05_sweep(results_dir=results_dir, train_missing=train_missing, workers=workers, **params)
     found = g.edges.dropna(subset=["edge"]).sort_values("gamma")
-    old_verdict = rules.verdict_c05(found)  # the rule before #10, on the bracketed edges of the means
+    old_verdict = rule_history.verdict_c05(found)  # the rule before 2026-12-01, on the bracketed edges of the means
     trend = c05_trend(g.per_run)
     verdict = rules.combine({"earlier as γ grows": trend["state"]})
     by_max = g.per_run.assign(fate=np.where(g.per_run["max_ood"] > SUCCESS_OOD, "reasoning", "other"))
@@ -276,8 +277,8 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                        ignore_index=True)
     basin = basins[basins["window"] == rule_window].drop(columns="window").reset_index(drop=True)
     old = found[("early" if "early" in names else rule_window, "final")]["basin"]  # the old rules read early
-    v7 = rules.verdict_c07(old)[0]  # the old C7 rule: the γ with most reasoning seeds
-    best = rules.verdict_c07(basin)[1]
+    v7 = rule_history.verdict_c07(old)[0]  # the old C7 rule: the γ with most reasoning seeds
+    best = rule_history.verdict_c07(basin)[1]
     old_small, old_ref = (old.set_index("gamma").loc[g, "share"] for g in C6_GAMMAS)
     numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": v["c6"], "verdict_c7": v["c7"],
                "best_gamma": best, "protocol": d.protocol,
@@ -290,7 +291,7 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                "power": c06_power(len(d.seeds)), "power_12": c06_power(12), "power_24": c06_power(24),
                "c7_smallest": v["c7_parts"]["beats the smallest γ"],
                "c7_largest": v["c7_parts"]["beats the largest γ"],
-               "old_rule_verdict": rules.verdict_c06(old_small, old_ref), "old_rule_verdict_c7": v7,
+               "old_rule_verdict": rule_history.verdict_c06(old_small, old_ref), "old_rule_verdict_c7": v7,
                "sigma0": protocol.SIGMA0}
     for r in basin.to_dict("records"):
         t = tag(r["gamma"])

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from critwin_lib import checks, config, protocol, stats
+from critwin_lib.claims import history as rule_history
 from critwin_lib.claims import rules
 from critwin_lib.claims.core import ClaimResult, Design, fetch
 from critwin_lib.sizes import get_profile
@@ -64,7 +65,8 @@ class InstrumentResult(ClaimResult):
 
 def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> InstrumentResult:
     """C13: the structural measurements over training, for no weight decay and a window at each placement
-    (same seeds); the rule contrasts the window runs by fate, the rule before #10 the first placement with none."""
+    (same seeds); the rule contrasts the window runs by fate, the rule before 2026-12-01 the first placement
+    with none."""
     d = c13_design(**params)
     P = get_profile(params["profile"])
     proto = d.protocol
@@ -73,7 +75,7 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                                                      on=["condition", "seed"])
     first = next(c for c in per_run["condition"].unique() if c != "none")
     diffs, rows = {}, []
-    for k in C13_METRICS:  # the rule before #10: the first window minus none, paired by seed
+    for k in C13_METRICS:  # the rule before 2026-12-01: the first window minus none, paired by seed
         w = last[last["condition"] == first].set_index("seed")[k]
         n = last[last["condition"] == "none"].set_index("seed")[k]
         diff = (w - n.reindex(w.index)).to_numpy()
@@ -83,7 +85,7 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                      "difference": float(np.mean(diff)), "lo": lo, "hi": hi,
                      "predicted sign": {1: "+", -1: "−"}.get(rules.C13_DIRECTION.get(k, 0), "")})
     agree = [C13_METRICS[k] for k in rules.agreeing_c13(diffs)]
-    old_verdict = rules.verdict_c13(len(agree))
+    old_verdict = rule_history.verdict_c13(len(agree))
     windowed_end = last[last["condition"] != "none"]
     by_fate = fate_contrasts(windowed_end)
     parts = {C13_METRICS[k]: by_fate.loc[k, "part"] for k in rules.C13_DIRECTION}

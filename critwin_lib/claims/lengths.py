@@ -1,4 +1,4 @@
-"""The quick and the paper length side by side on a page (issue #11).
+"""The quick and the paper length side by side on a page.
 
 A page runs at one profile; the other length's verdict is read from stored runs only (`registry.at_profile`), so
 opening a quick page never trains 20,000-step runs, and until the other length's runs are all stored the page

@@ -167,7 +167,7 @@ def edge_numbers(edges_df: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-# ------------------------------------------------------------------ the edge of the reasoning share (issue #9)
+# ------------------------------------------------------------------ the edge of the reasoning share
 EDGE_LEVEL = 0.5  # the onset edge: where half the seeds come to reason as the onset moves later
 N_BOOT_EDGE = 2000
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from critwin_lib import checks, config, protocol, stats
 from critwin_lib.claims import anchors, fates, rules
+from critwin_lib.claims import history as rule_history
 from critwin_lib.claims.core import SUCCESS_OOD, ClaimResult, Design, condition_table, fetch, score_row
 from critwin_lib.config import ConfigError, WDSchedule
 from critwin_lib.schedules import schedule_frame
@@ -158,7 +159,7 @@ def c12(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     works = float(c.loc[("SGD", "middle − none"), "mean"]) >= anchors.PERSISTS
     gap_sgd, gap_adamw = (float(c.loc[(o, "middle − full"), "mean"]) for o in ("SGD", "AdamW"))
     much_worse = gap_sgd >= anchors.PERSISTS and gap_sgd > gap_adamw
-    old_verdict = rules.verdict_c12(works, much_worse)  # the rule before #10, on mean OOD differences
+    old_verdict = rule_history.verdict_c12(works, much_worse)  # the rule before 2026-12-01, on mean OOD differences
     parts = c12_parts(per_run)
     verdict = rules.combine({k: v["state"] for k, v in parts.items()})
     table = condition_table(per_run, ["optimizer", "name"])

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from critwin_lib import checks, config, protocol, stats, theory
+from critwin_lib.claims import history as rule_history
 from critwin_lib.claims import onsets, rules
 from critwin_lib.claims.core import ClaimResult, Design, fetch, gamma_list, onset_grid, tag
 from critwin_lib.sizes import Size, get_profile
@@ -163,7 +164,7 @@ def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                "theory_slope_mem": th_slopes["memorization"], "theory_slope_rea": th_slopes["reasoning"],
                "time_scale": float(k), "overlay_mae": mae, "overlay_inside": inside, "overlay_n": int(len(others)),
                "overlay_rho": rho, "theory_seeds": n_theory,
-               "old_verdict": rules.verdict_c10(by_regime[ADAMW]["memorization"], by_regime[ADAMW]["reasoning"])}
+               "old_verdict": rule_history.verdict_c10(by_regime[ADAMW]["memorization"], by_regime[ADAMW]["reasoning"])}
     for prefix, f in (("", fits), ("adamw_", by_regime[ADAMW])):  # unprefixed: the rule's regime, plain SGD
         for short, key in (("mem", "memorization"), ("rea", "reasoning")):
             e = f[key]

@@ -52,7 +52,7 @@ class Page:
         return "_".join(p for p in self.stem.split("_") if p[:1] in "cx" and p[1:2].isdigit()) + "_"
 
 
-# Issue #11: the core claims at the paper's 20,000 steps with 12 seeds (C4: 8 per onset), under the protocol
+# The core claims at the paper's 20,000 steps with 12 seeds (C4: 8 per onset), under the protocol
 # calibrated at that length; without the quick pages' extras (slider onsets, the other protocol's table).
 PAPER_LENGTH = {"n_seeds": 12, "alt_protocol": ""}
 
@@ -107,7 +107,7 @@ def design_params(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def planned_runs(stem: str, params: dict[str, Any]) -> list[config.RunConfig]:
-    """The runs a page needs with these parameters (an edge finder may add more), checked and listed
+    """The runs a page needs with these parameters (all: no analysis trains beyond its design), checked and listed
     without training or loading anything."""
     return configs(page(stem).design(**design_params(params)).specs)
 
@@ -160,8 +160,5 @@ def at_profile(stem: str, profile: str, results_dir: str | Path) -> ProfileSide:
     result = None
     if stored == len(keys):  # only then the page's own parameters: most calls stop at the count
         params = {**profile_defaults(p.notebook, profile), "results_dir": str(results_dir), "train_missing": False}
-        try:
-            result = p.page(**params)
-        except store.MissingResults:  # an edge finder asked for a run beyond the design
-            result = None
+        result = p.page(**params)  # reads the design's runs (and stored ones only for a rule history): never trains
     return ProfileSide(profile, stored, len(keys), len(d.seeds), d.run_steps, result)

@@ -1,4 +1,4 @@
-"""The relapse after the C1 window, tested (issue #9): many runs of the mid-run window reason when it closes and
+"""The relapse after the C1 window, tested: many runs of the mid-run window reason when it closes and
 lose it a few hundred steps later, once the training set is fitted. What keeps the reasoning solution?
 
 Each seed's window run is branched at the window's end into (a) decay off, as C1's window; (b) the full-run λ of

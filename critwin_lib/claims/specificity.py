@@ -18,6 +18,7 @@ import pandas as pd
 
 from critwin_lib import checks, config, schedules, stats
 from critwin_lib.claims import fates, rules
+from critwin_lib.claims import history as rule_history
 from critwin_lib.claims.core import ClaimResult, Design, fetch
 from critwin_lib.config import ModArithTask, RunConfig, ScanTask, WDSchedule
 from critwin_lib.metrics import first_step_above, t_mem
@@ -200,7 +201,7 @@ def c08(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     t_same = float(table.loc[same, "t_grok_median"]) if same in table.index else math.nan
     ratio_same = win_median / t_same if math.isfinite(t_same) and t_same > 0 else math.nan
     no_window = all(table.loc[w, "grokked"] >= table.loc[w, "seeds"] / 2 for w in windows)
-    old_verdict = rules.verdict_c08(no_window, ratio)
+    old_verdict = rule_history.verdict_c08(no_window, ratio)
     # the rule: every window groks in most seeds (exact intervals), and the constant with the windows' budget
     # groks ≥ C8_FAST× sooner than each window, per seed, counted from step 0
     shares = {w: stats.binomial_ci(int(table.loc[w, "grokked"]), int(table.loc[w, "seeds"])) for w in windows}

@@ -12,8 +12,9 @@ import pandas as pd
 
 from critwin_lib import config, protocol, stats
 from critwin_lib.claims import core, fates, onsets, rules
+from critwin_lib.claims import history as rule_history
 from critwin_lib.claims.core import ClaimResult, Design, fetch, onset_grid, score_row
-from critwin_lib.sizes import Size, get_profile
+from critwin_lib.sizes import get_profile
 
 
 # ------------------------------------------------------------------------------------------ C4
@@ -110,7 +111,8 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     windows = table[table["onset"] >= 0]
     low = windows.loc[windows["share"].idxmin()]
     none = table[table["onset"] < 0].iloc[0]
-    old = _old_rule(P, d.seeds[:4], params, main, grid, results_dir, train_missing, workers)
+    old = rule_history.c04_old_numbers(rule_history.old_onset_rule(P, d.seeds[:4], params["gamma"], main, grid,
+                                                         params["window_frac"], results_dir), 4)
     n = len(d.seeds)
     numbers = {"profile": P.name, "seeds": n, "verdict": verdict, "protocol": main, "resolution": resolution,
                "grid_step": step, "edge": edge.edge, "edge_lo": edge.lo, "edge_hi": edge.hi, "edge_found": edge.found,
@@ -141,18 +143,6 @@ def _rest_text(table: pd.DataFrame) -> str:
     return fates.how_the_rest_end(named, list(named["condition"]))
 
 
-def _old_rule(P: Size, seeds: list[int], params: dict[str, Any], proto: str, grid: list[int], results_dir: str,
-              train_missing: bool, workers: int) -> dict[str, Any]:
-    """The rule before fates (issue #9): the first upward crossing of θ = (N + 0.61) / 2 by the mean final OOD of
-    the first 4 seeds, bisected to the paper's resolution, and the transition width. Kept for the rule history."""
-    a = onsets.analyse(P, seeds, params["gamma"], proto, grid, params["window_frac"], results_dir, train_missing,
-                       workers)
-    e = a.edge
-    return {"old_rule_verdict": rules.verdict_c04(a.bracket is not None, a.width, a.resolution),
-            "old_edge": e.edge if e else math.nan, "old_edge_pm": e.uncertainty if e else math.nan,
-            "old_width": a.width, "old_seeds": len(seeds)}
-
-
 # ----------------------------------------------------------------------------------------- C4b
 @dataclass
 class C4bDesign(SweepDesign):
@@ -164,8 +154,8 @@ class C4bDesign(SweepDesign):
 def c04b_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: dict, window_frac: float,
                 old_onset_fracs: dict | None = None, old_n_seeds: int = 4) -> C4bDesign:
     """C4b's runs: each of two protocols' onset sweeps (its own grid of onsets) with its no-weight-decay runs,
-    same seeds; and the sweeps the rule before fates compared (`old_onset_fracs`, old_n_seeds; its edge finder
-    adds the onsets it visits)."""
+    same seeds; and the sweeps the rule before fates compared (`old_onset_fracs`, old_n_seeds; the onsets its
+    bisection visited are read where stored, never trained: `rule_history.old_onset_rule`)."""
     P = get_profile(profile)
     seeds = P.seeds(n_seeds)
     grids, old = {}, {}
@@ -236,17 +226,15 @@ def c04b(*, results_dir: str, train_missing: bool = True, workers: int = -1, **p
     boots = {p: onsets.share_edge(per_run[(per_run["protocol"] == p) & (per_run["onset"] >= 0)]) for p in d.pair}
     edges = pd.DataFrame([{"protocol": p, "t_mem": float(t_mem[p]), "edge": e.edge, "lo": e.lo, "hi": e.hi,
                            "found": e.found} for p, e in boots.items()])
-    old = [onsets.analyse(P, d.old_seeds, params["gamma"], name, on, params["window_frac"], results_dir,
-                          train_missing, workers) for name, on in d.old.items()]
-    old_verdict = rules.verdict_c04b([(s.t_mem_none, s.edge.edge if s.edge else math.nan) for s in old])
+    old = rule_history.c04b_old_numbers([rule_history.old_onset_rule(P, d.old_seeds, params["gamma"], name, on,
+                                                           params["window_frac"], results_dir)
+                                    for name, on in d.old.items()])
     n = len(d.seeds)
     numbers: dict[str, Any] = {
         "profile": P.name, "seeds": n, "verdict": verdict, "protocol_a": a, "protocol_b": b,
         "lr_only": differs_in_lr_only(a, b), "t_shift": shift.t_shift, "t_shift_lo": shift.t_lo,
         "t_shift_hi": shift.t_hi, "ratio": shift.ratio, "ratio_lo": shift.ratio_lo, "ratio_hi": shift.ratio_hi,
-        "follow": rules.C4B_FOLLOW, "old_rule_verdict": old_verdict, "old_seeds": len(d.old_seeds),
-        "old_text": "; ".join(f"{s.protocol}: t_mem {s.t_mem_none:.0f}, " + (
-            f"edge {s.edge.edge:.0f} ± {s.edge.uncertainty:.0f}" if s.edge else "no edge") for s in old),
+        "follow": rules.C4B_FOLLOW, **old, "old_seeds": len(d.old_seeds),
         **{f"part_{k.replace(' ', '_')}": v for k, v in parts.items()}}
     for p, e in boots.items():
         tag_ = p.replace("-", "_")

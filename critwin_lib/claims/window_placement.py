@@ -18,6 +18,7 @@ import pandas as pd
 
 from critwin_lib import checks, config, protocol, schedules, stats
 from critwin_lib.claims import core, fates, rules
+from critwin_lib.claims import history as rule_history
 from critwin_lib.claims.core import ClaimResult, Design, fetch, score_row
 from critwin_lib.sizes import Size, get_profile
 
@@ -187,7 +188,7 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     numbers = {"verdict": verdict, "profile": params["profile"], "seeds": n, "gamma": float(params["gamma"]),
                "protocol": main, "window_lambda": d.window_lambda, "full_lambda": d.budget / d.steps,
                "power": pw, "seeds_for_80": fates.seeds_for_power(lambda r: decide_c1(r)[0], PAPER_C1),
-               "old_rule_verdict": rules.verdict_c01(W, F, N), "headline": fates.headline(sens, verdict),
+               "old_rule_verdict": rule_history.verdict_c01(W, F, N), "headline": fates.headline(sens, verdict),
                "fitted_verdict": fates.row_verdict(sens, main, fates.FITTED),
                **fates.part_numbers("", parts)}
     for c in order:
@@ -321,7 +322,7 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                "power_c3": fates.power(lambda r: decide_c3(r)[0], PAPER_C3, n),
                "seeds_for_80_c2": fates.seeds_for_power(lambda r: decide_c2(r)[0], PAPER_C2),
                "seeds_for_80_c3": fates.seeds_for_power(lambda r: decide_c3(r)[0], PAPER_C3),
-               "old_rule_c2": rules.verdict_c02(M, E, N), "old_rule_c3": rules.verdict_c03(E, L, N, M),
+               "old_rule_c2": rule_history.verdict_c02(M, E, N), "old_rule_c3": rule_history.verdict_c03(E, L, N, M),
                "headline_c2": fates.headline(sens2, v2), "headline_c3": fates.headline(sens3, v3),
                "ood_span": float(t.loc[span_name, "final_ood"]), "ratio": M / E if E > 0 else math.inf,
                "c3_rest_text": fates.how_the_rest_end(table, ["early", "late", "none"]),
