@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from critwin_lib.config import ConfigError
+
+class ConfigError(ValueError):
+    """A parameter or configuration value is out of range; the message starts with its name."""
 
 
 def _is_number(v: Any) -> bool:

@@ -14,9 +14,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-
-class ConfigError(ValueError):
-    """A configuration value is out of range; the message names the field."""
+from critwin_lib import checks
+from critwin_lib.checks import ConfigError  # re-exported: every layer raises and catches config.ConfigError
 
 
 def _require(ok: bool, name: str, msg: str) -> None:
@@ -24,19 +23,10 @@ def _require(ok: bool, name: str, msg: str) -> None:
         raise ConfigError(f"{name}: {msg}")
 
 
-def _positive_int(value: Any, name: str) -> None:
-    _require(isinstance(value, int) and not isinstance(value, bool) and value > 0, name,
-             f"must be a positive integer, got {value!r}")
 
 
-def _positive(value: Any, name: str) -> None:
-    _require(isinstance(value, int | float) and math.isfinite(value) and value > 0, name,
-             f"must be a positive number, got {value!r}")
 
 
-def _nonneg(value: Any, name: str) -> None:
-    _require(isinstance(value, int | float) and math.isfinite(value) and value >= 0, name,
-             f"must be a non-negative number, got {value!r}")
 
 
 # ----------------------------------------------------------------------------------------- task
@@ -67,15 +57,12 @@ class AnchorTask:
         _task_name(self.name, "anchor")
         _require(self.variant in ANCHOR_VARIANTS, "task.variant",
                  f"unknown variant {self.variant!r}; known: {ANCHOR_VARIANTS}")
-        _positive_int(self.n_train_per_pair, "task.n_train_per_pair")
-        _positive_int(self.n_eval, "task.n_eval")
-        _seed(self.data_seed, "task.data_seed")
+        checks.count(self.n_train_per_pair, "task.n_train_per_pair")
+        checks.count(self.n_eval, "task.n_eval")
+        checks.seed(self.data_seed, "task.data_seed")
 
 
 
-def _seed(value: Any, name: str) -> None:
-    _require(isinstance(value, int) and not isinstance(value, bool) and value >= 0, name,
-             f"must be a non-negative integer, got {value!r}")
 
 
 MODARITH_OPS = ("add", "sub", "mul", "div")
@@ -111,7 +98,7 @@ class ModArithTask:
         n_pairs = self.p * (self.p - 1 if self.op == "div" else self.p)
         _require(1 <= int(self.train_frac * n_pairs) < n_pairs, "task.train_frac",
                  f"{self.train_frac} of {n_pairs} pairs leaves an empty split")
-        _seed(self.data_seed, "task.data_seed")
+        checks.seed(self.data_seed, "task.data_seed")
         object.__setattr__(self, "train_frac", float(self.train_frac))
 
     @property
@@ -150,7 +137,7 @@ class ScanTask:
                  f"must be an integer in [1, 6000] (held-out training commands), got {self.n_val!r}")
         _require(isinstance(self.n_eval, int) and not isinstance(self.n_eval, bool) and self.n_eval >= 0,
                  "task.n_eval", f"must be a non-negative integer (0: every command), got {self.n_eval!r}")
-        _seed(self.data_seed, "task.data_seed")
+        checks.seed(self.data_seed, "task.data_seed")
 
 
 
@@ -183,15 +170,15 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         for f in ("n_layer", "d_model", "n_head", "d_mlp", "vocab_size", "max_pos"):
-            _positive_int(getattr(self, f), f"model.{f}")
+            checks.count(getattr(self, f), f"model.{f}")
         _require(self.d_model % self.n_head == 0, "model.n_head",
                  f"d_model={self.d_model} is not divisible by n_head={self.n_head}")
-        _positive(self.init_gamma, "model.init_gamma")
+        checks.positive_number(self.init_gamma, "model.init_gamma")
         _require(self.init_mode in INIT_MODES, "model.init_mode",
                  f"unknown init mode {self.init_mode!r}; known: {INIT_MODES}")
         if self.init_sigma0 is None:
             object.__setattr__(self, "init_sigma0", self.d_model ** -0.5)
-        _positive(self.init_sigma0, "model.init_sigma0")
+        checks.positive_number(self.init_sigma0, "model.init_sigma0")
         object.__setattr__(self, "init_gamma", float(self.init_gamma))
         object.__setattr__(self, "init_sigma0", float(self.init_sigma0))
 
@@ -237,15 +224,15 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for f in ("steps", "batch_size", "eval_every"):
-            _positive_int(getattr(self, f), f"train.{f}")
-        _positive(self.lr, "train.lr")
+            checks.count(getattr(self, f), f"train.{f}")
+        checks.positive_number(self.lr, "train.lr")
         _require(isinstance(self.warmup_steps, int) and 0 <= self.warmup_steps <= self.steps,
                  "train.warmup_steps", f"must be an integer in [0, steps={self.steps}], got {self.warmup_steps!r}")
         for f in ("beta1", "beta2"):
             v = getattr(self, f)
             _require(isinstance(v, int | float) and 0 <= v < 1, f"train.{f}", f"must be in [0, 1), got {v!r}")
-        _positive(self.eps, "train.eps")
-        _nonneg(self.grad_clip, "train.grad_clip")
+        checks.positive_number(self.eps, "train.eps")
+        checks.non_negative(self.grad_clip, "train.grad_clip", "a non-negative number")
         _require(self.optimizer in OPTIMIZERS, "train.optimizer",
                  f"unknown optimizer {self.optimizer!r}; known: {OPTIMIZERS}")
         _require(isinstance(self.momentum, int | float) and 0 <= self.momentum < 1, "train.momentum",
@@ -273,7 +260,7 @@ class WDSchedule:
     ramps: tuple[tuple[int, int, float, float], ...] = ()
 
     def __post_init__(self) -> None:
-        _nonneg(self.base, "wd.base")
+        checks.non_negative(self.base, "wd.base", "a non-negative number")
         windows = tuple(tuple(w) for w in self.windows)
         for i, w in enumerate(windows):
             name = f"wd.windows[{i}]"
@@ -281,13 +268,13 @@ class WDSchedule:
             start, end, lam = w
             _require(isinstance(start, int) and isinstance(end, int) and 0 <= start < end, name,
                      f"needs integer steps 0 <= start < end, got [{start!r}, {end!r})")
-            _nonneg(lam, name)
+            checks.non_negative(lam, name, "a non-negative number")
         ramps = tuple(tuple(r) for r in self.ramps)
         for i, r in enumerate(ramps):
             _require(len(r) == 4 and all(isinstance(x, int) for x in r[:2]) and 0 <= r[0] < r[1],
                      f"wd.ramps[{i}]", f"must be (start, end, from, to) with integer steps 0 <= start < end, got {r!r}")
-            _nonneg(r[2], f"wd.ramps[{i}]")
-            _nonneg(r[3], f"wd.ramps[{i}]")
+            checks.non_negative(r[2], f"wd.ramps[{i}]", "a non-negative number")
+            checks.non_negative(r[3], f"wd.ramps[{i}]", "a non-negative number")
         ordered = sorted(windows + tuple(r[:2] for r in ramps))
         for a, b in zip(ordered, ordered[1:], strict=False):
             _require(a[1] <= b[0], "wd.windows", f"intervals [{a[0]}, {a[1]}) and [{b[0]}, {b[1]}) overlap")
@@ -310,8 +297,8 @@ class WDSchedule:
     @classmethod
     def budget_matched(cls, budget: float, start: int, length: int) -> WDSchedule:
         """Put the whole budget B = Σ_t λ_t into one window [start, start+length)."""
-        _nonneg(budget, "wd.budget")
-        _positive_int(length, "wd.length")
+        checks.non_negative(budget, "wd.budget", "a non-negative number")
+        checks.count(length, "wd.length")
         return cls.window(start, length, budget / length)
 
     @property

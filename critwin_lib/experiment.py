@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from critwin_lib import mkl_lever
+from critwin_lib import metrics, mkl_lever, paths
 from critwin_lib.config import RunConfig, canonical_json, from_dict, to_dict
 from critwin_lib.store import (  # noqa: F401 - the store's names, as callers have always found them here
     RESULTS_VERSION,
@@ -34,8 +34,6 @@ from critwin_lib.store import (  # noqa: F401 - the store's names, as callers ha
     run_key,
 )
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
 
 class SweepFailed(RuntimeError):
     """Some runs of a sweep raised; the others were saved."""
@@ -44,7 +42,7 @@ class SweepFailed(RuntimeError):
 # ---------------------------------------------------------------------------------------- runs
 def git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty", "--abbrev=40"],
+        out = subprocess.run(["git", "-C", str(paths.REPO), "describe", "--always", "--dirty", "--abbrev=40"],
                              capture_output=True, text=True, timeout=10)
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
@@ -303,5 +301,6 @@ def frame(results: Sequence[Result | None], labels: Sequence[dict[str, Any]]) ->
 
 def summaries(results: Sequence[Result | None], labels: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """One row per run: its labels and `metrics.summarize` of its history."""
-    rows = [{**lab, "key": r.key, **r.summary} for r, lab in zip(results, labels, strict=True) if r is not None]
+    rows = [{**lab, "key": r.key, **metrics.summarize(r.history)} for r, lab in zip(results, labels, strict=True)
+            if r is not None]
     return pd.DataFrame(rows)

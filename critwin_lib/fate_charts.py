@@ -93,3 +93,11 @@ def answers_chart(answers: pd.DataFrame, start: int, end: int, title: str) -> al
         tooltip=["run:N", "step:Q", "answer:N", alt.Tooltip("share:Q", format=".2f")])
     return alt.layer(window, lines, data=answers).properties(width=300, height=HEIGHT).facet(
         column=alt.Column("run:N", title=None)).properties(title=title)
+
+
+def cliff_chart(table: pd.DataFrame, paper: pd.DataFrame, title: str, level: float | None = None) -> alt.LayerChart:
+    """`share_chart` on a fine onset grid with the share the paper's cliff implies drawn beside it (grey, dashed;
+    `paper`: onset, share)."""
+    claimed = alt.Chart(paper.assign(curve="the paper's cliff")).mark_line(strokeDash=[6, 3], color="#999").encode(
+        x="onset:Q", y="share:Q", tooltip=["curve:N", "onset:Q", alt.Tooltip("share:Q", format=".2f")])
+    return alt.layer(claimed, share_chart(table, title, level)).properties(title=title)

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from critwin_lib.tasks import IGNORE, TaskData
 from critwin_lib.tasks.anchor import KEY_MAX, KEY_MIN, SHIFTS, composite_shift, trained_label_shift, training_pairs
 
-MEMORIZED_TRAIN_ACC = 0.99  # t_mem: first evaluated step with training accuracy above this
+FITTED_TRAIN_ACC = 0.99  # the training set counts as fitted from this accuracy on (t_mem, a run's fate)
 ANSWER_SHIFTS = range(-20, 21)  # bins of the OOD answer histogram: answer − x (x − 10 is the composite)
 ANSWER_PREFIX = "answer/test_ood/"  # history columns: ANSWER_PREFIX + "{shift:+d}" and ANSWER_PREFIX + "other"
 
@@ -117,9 +117,15 @@ def first_step_above(history: pd.DataFrame, metric: str, threshold: float) -> fl
     return float(hit.iloc[0]) if len(hit) else float("nan")
 
 
-def t_mem(history: pd.DataFrame, threshold: float = MEMORIZED_TRAIN_ACC) -> float:
-    """First evaluated step whose training accuracy exceeds `threshold` (NaN if never)."""
-    return first_step_above(history, "acc/train", threshold)
+def fitted(train_acc: float | pd.Series) -> bool | pd.Series:
+    """Whether a training accuracy counts as the training set fitted (≥ FITTED_TRAIN_ACC)."""
+    return train_acc >= FITTED_TRAIN_ACC
+
+
+def t_mem(history: pd.DataFrame) -> float:
+    """First evaluated step at which the training set counts as fitted (`fitted`; NaN if never)."""
+    hit = history.loc[fitted(history["acc/train"]), "step"]
+    return float(hit.iloc[0]) if len(hit) else float("nan")
 
 
 UNTRAINED_SHIFTS = sorted(set(ANSWER_SHIFTS) - {trained_label_shift(p, "B") for p in training_pairs("B")}

@@ -30,9 +30,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "csrc" / "mkl_intel_cpu.c"
-LIBRARY = ROOT / "build" / "libcritwin_mkl.so"
+from critwin_lib import paths
+
+SOURCE = paths.REPO / "csrc" / "mkl_intel_cpu.c"
+LIBRARY = paths.REPO / "build" / "libcritwin_mkl.so"
 SWITCH = "CRITWIN_MKL_AVX512"  # "0": never apply it
 TOLERANCE = 1e-4  # largest relative error of the check's float32 matmul against float64
 

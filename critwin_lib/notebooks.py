@@ -21,13 +21,11 @@ from typing import Any
 import nbformat
 import yaml
 
-from critwin_lib import experiment, mkl_lever
+from critwin_lib import experiment, mkl_lever, paths
 from critwin_lib.claims import registry
 from critwin_lib.config import ConfigError
 
-REPO = Path(__file__).resolve().parent.parent
-NOTEBOOKS = REPO / "notebooks"
-CLAIMS_OUT = REPO / "book" / "claims"
+REPO, NOTEBOOKS, CLAIMS_OUT = paths.REPO, paths.NOTEBOOKS, paths.BOOK_CLAIMS
 VENDOR = "_static/vendor"  # inside the built site
 
 
@@ -143,7 +141,7 @@ def plan(notebooks: list[Path], params: dict[str, Any]) -> int:
     return missing
 
 
-SMOKE_RESULTS = REPO / "_build" / "results-smoke"  # where smoke runs go unless results_dir is given
+SMOKE_RESULTS = paths.BUILD / "results-smoke"  # where smoke runs go unless results_dir is given
 _TYPES = {bool: (bool,), int: (int,), float: (int, float), str: (str,), list: (list,), dict: (dict,)}
 _KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "text", list: "a list", dict: "a mapping"}
 
@@ -190,7 +188,7 @@ def project(profile: str, bench: Path) -> int:
             runs += registry.planned_runs(nb.stem, {**registry.profile_defaults(nb, profile), **params})
     missing = plan(pages, params)
     unique = {experiment.run_key(c): c for c in runs}
-    store = experiment.Store(REPO / "results")
+    store = experiment.Store(paths.RESULTS)
     todo = [c for k, c in unique.items() if not store.has(k)]
     steps = sum(c.train.steps for c in todo)
     if not bench.is_file():
@@ -221,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--missing-only", action="store_true", help="only notebooks without an executed copy in --out")
     pl = sub.add_parser("plan", help="how many runs every page needs at a profile, and how long they take")
     pl.add_argument("--profile", default="paper")
-    pl.add_argument("--bench", type=Path, default=REPO / "_build" / "bench.json",
+    pl.add_argument("--bench", type=Path, default=paths.BUILD / "bench.json",
                     help="the rates `make bench` measured (default: _build/bench.json)")
     args = ap.parse_args(argv)
     if args.cmd == "plan":

@@ -24,7 +24,6 @@ import pandas as pd
 
 from critwin_lib import checksums
 from critwin_lib.config import ConfigError, RunConfig, canonical_json, from_dict, to_dict
-from critwin_lib.metrics import summarize
 
 TMP_PREFIX = ".tmp-"  # a save in progress (or interrupted): results/runs/.tmp-<key>-<host>-<pid>-<uuid>
 RUN_BYTES = 2 << 20  # room to leave per run to be trained (a quick run takes about 0.3 MB)
@@ -43,10 +42,6 @@ class Result:
     config: RunConfig
     history: pd.DataFrame
     meta: dict[str, Any]
-
-    @property
-    def summary(self) -> dict[str, float]:
-        return summarize(self.history)
 
 
 class MissingResults(RuntimeError):

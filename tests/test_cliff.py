@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from critwin_lib.claims import cliff
+from critwin_lib.claims import cliff, fates, rules
 from critwin_lib.claims import history as rule_history
 from critwin_lib.config import ConfigError
 from critwin_lib.sizes import get_profile
@@ -57,3 +57,65 @@ def test_the_old_onset_rule_reads_stored_runs_only(tmp_path):
     assert numbers["old_rule_verdict"].startswith("not computed") and math.isnan(numbers["old_edge"])
     assert rule_history.c04b_old_numbers([old])["old_text"] == "not computed"
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def _grid_runs(curve: list[float], n_seeds: int, seed: int = 0, step: int = 32) -> pd.DataFrame:
+    """Seeds reasoning independently with the given share at each onset (onsets 0, step, 2·step, ...)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    x = rng.random((n_seeds, len(curve))) < np.asarray(curve)
+    return _runs({i * step: list(x[:, i]) for i in range(len(curve))})
+
+
+def test_block_changes_read_the_share_between_neighbouring_blocks():
+    import numpy as np
+
+    x = np.array([[0, 0, 0, 0, 1, 1, 1, 1, 1]], float)  # one seed; a step between onsets 3 and 4
+    assert cliff.block_changes(x).tolist() == [1.0, 0.75]  # cuts at onsets 4 and 5
+    assert cliff.block_changes(np.ones((3, 8))).tolist() == [0.0]
+
+
+def test_the_cliff_rule_reaches_each_state():
+    assert cliff.decide_cliff(0.9, 0.001, 0.95) == rules.HOLDS
+    assert cliff.decide_cliff(0.9, 0.2, 0.95) == rules.UNDECIDED  # steep, but a shuffled grid is as steep
+    assert cliff.decide_cliff(0.3, 0.001, 0.6) == rules.UNDECIDED
+    assert cliff.decide_cliff(0.5, 0.001, 0.3) == rules.REJECTED  # a spike that does not stay is no cliff
+    assert cliff.decide_cliff(0.2, 0.9, math.nan) == rules.UNDECIDED
+
+
+def test_a_sharp_cliff_holds_and_a_flat_grid_is_rejected():
+    sharp = cliff.read_cliff(_grid_runs([0.0] * 12 + [1.0] * 12, 8), resolution=32)
+    assert sharp.state == rules.HOLDS and sharp.steepest == 1.0 and sharp.steepest_at == 12 * 32
+    assert sharp.p_steepest < 0.01 and sharp.bracket == 1.0
+    flat = cliff.read_cliff(_grid_runs([0.5] * 24, 12, seed=3), resolution=32)
+    assert flat.state == rules.REJECTED and flat.bracket_hi < cliff.CLIFF_JUMP
+    assert "a rise of 0.4 takes" in flat.text()
+    gradual = cliff.read_cliff(_grid_runs([i / 23 for i in range(24)], 8, seed=1), resolution=32)
+    assert gradual.slope > 0 and gradual.slope_lo < gradual.slope < gradual.slope_hi
+    assert gradual.width(gradual.slope) == pytest.approx(100 * 0.4 / gradual.slope)
+    falling = cliff.read_cliff(_grid_runs([1.0] * 12 + [0.0] * 12, 8), resolution=32, falling=True)
+    assert falling.state == rules.HOLDS and falling.steepest == 1.0 and falling.slope > 0
+    few = cliff.read_cliff(_grid_runs([0.0] * 3 + [1.0] * 3, 8), resolution=32)
+    assert few.state == rules.UNDECIDED and "too few onsets" in few.text()
+
+
+def test_the_papers_cliff_and_the_power_of_the_fine_grid():
+    grid = sorted(cliff.fine_grid(get_profile("quick"), 0.125, 0.25))
+    curve = cliff.paper_curve(grid, 32)
+    assert curve[0] == 0 and curve[-1] == pytest.approx(fates.paper_share(0.93))
+    assert curve[::-1].tolist() == cliff.paper_curve(grid, 32, falling=True).tolist()
+    assert cliff.cliff_power(grid, 32, 8, draws=50, n_perm=200) >= 0.9  # the paper's cliff is found
+    assert cliff.cliff_power(grid[:5], 32, 8) == 0.0  # too few onsets to read
+
+
+def test_the_cliff_in_words_for_the_intro():
+    from critwin_lib.claims import window_onset
+
+    none = window_onset.cliff_texts(None, "paper", 20_000)
+    assert none["cliff_answer"] == "not tested" and "no fine grid" in none["cliff_short"]
+    sharp = cliff.read_cliff(_grid_runs([0.0] * 12 + [1.0] * 12, 8), resolution=32)
+    t = window_onset.cliff_texts(sharp, "quick", 6400)
+    assert t["cliff_answer"] == "found" and t["cliff_short"].startswith("at the quick length (6,400 steps), onsets")
+    flat = cliff.read_cliff(_grid_runs([0.5] * 24, 12, seed=3), resolution=32)
+    assert window_onset.cliff_texts(flat, "quick", 6400)["cliff_answer"] == "ruled out"

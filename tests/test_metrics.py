@@ -123,3 +123,12 @@ def test_answer_histogram_bins_each_answer_by_its_shift():
     assert len(h) == len(metrics.ANSWER_SHIFTS) + 1 and sum(h.values()) == pytest.approx(1.0)
     p = metrics.ANSWER_PREFIX
     assert h[f"{p}-10"] == 3 / 8 and h[f"{p}-2"] == 1 / 8 and h[f"{p}+0"] == 1 / 8 and h[f"{p}other"] == 2 / 8
+
+
+def test_one_threshold_says_when_the_training_set_is_fitted_for_t_mem_and_for_a_fate():
+    from critwin_lib.claims.core import fate
+
+    h = pd.DataFrame({"step": [0, 100, 200], "acc/train": [0.5, metrics.FITTED_TRAIN_ACC, 1.0]})
+    assert metrics.t_mem(h) == 100  # reaching the threshold counts, as it does for the fate
+    at = {"final_train": metrics.FITTED_TRAIN_ACC, "final_ood": 0.0, "final_trained_shift": 0.9}
+    assert fate(at) == "memorizing" and fate({**at, "final_train": 0.989}) == "not fitted"

@@ -8,6 +8,7 @@ import sys
 import nbformat
 import pytest
 
+from critwin_lib import store
 from critwin_lib.claims import registry
 from critwin_lib.claims.core import VERDICTS
 from critwin_lib.notebooks import claim_notebooks
@@ -142,9 +143,13 @@ def test_reproduce_prints_the_whole_plan_before_anything_runs(tmp_path, capsys):
     assert m and m.group(1) == m.group(2) and int(m.group(1)) > 100, line
     assert not (tmp_path / "results").exists()  # planning trains and writes nothing
     defaults = registry.notebook_defaults(REPO / "notebooks" / "c04_sharp_onset.ipynb")
-    runs = registry.planned_runs("c04_sharp_onset", {**defaults, "profile": "paper", "n_seeds": 12})
+    runs = registry.planned_runs("c04_sharp_onset", {**defaults, "profile": "paper", "n_seeds": 12, "cliff_fracs": []})
     # none + 7 onsets at 12 seeds, and the same under mid-fit at 4 seeds (the sensitivity table)
     assert len(runs) == 12 * 8 + 4 * 8 and all(r.train.steps == 20_000 for r in runs)
+    fine = registry.planned_runs("c04_sharp_onset", {**defaults, "profile": "paper", "n_seeds": 12,
+                                                     "cliff_fracs": [0.4, 0.475]})
+    # the fine grid adds onsets 8,000-9,500 every 100 steps at 8 seeds (its no-weight-decay runs are the sweep's)
+    assert len({store.run_key(r) for r in fine}) == len(runs) + 16 * 8
 
 
 @pytest.mark.parametrize("name, value, message", [
@@ -213,7 +218,8 @@ def test_reproduce_at_paper_passes_each_page_its_paper_parameters_unless_the_com
 
     c1, c13 = (registry.page(s).notebook for s in ("c01_critical_window", "c13_instrumentation"))
     got = notebooks.check_params([c1, c13], {"profile": "paper"})
-    assert got[c1] == {"profile": "paper", "n_seeds": 12, "alt_protocol": "", "slider_starts": []}
+    assert got[c1] == {"profile": "paper", "n_seeds": 12, "alt_protocol": "", "looks": [12, 22, 32],
+                       "slider_starts": []}
     assert got[c13] == {"profile": "paper"}  # no paper parameters declared: the notebook's own
     assert notebooks.check_params([c1], {"profile": "paper", "n_seeds": 4})[c1]["n_seeds"] == 4
     assert notebooks.check_params([c1], {})[c1] == {}  # at the notebook's own profile nothing is added

@@ -35,9 +35,14 @@ def test_calibration_rule_needs_both_fates():
     import pandas as pd
 
     t = pd.DataFrame({"lambda": [0.0, 1.5, 3.0], "seeds": [4, 4, 4], "memorizes": [3, 0, 0], "reasoning": [0, 3, 1],
-                      "final_ood": [0.1, 0.7, 0.3], "t_mem": [3200.0, 3400.0, 3600.0]}).set_index("lambda")
+                      "reasoning_fitted": [0, 1, 1], "final_ood": [0.1, 0.7, 0.3],
+                      "t_mem": [3200.0, 3400.0, 3600.0]}).set_index("lambda")
     v = calibration.protocol_check(t)
     assert v.both_fates and v.best_lambda == 1.5 and v.t_mem_none == 3200.0
+    assert not v.fitted_reasons and v.fitted_lambda == 1.5  # 1 of 4 reason with the training set fitted
+    t.loc[3.0, "reasoning_fitted"] = 3
+    assert calibration.protocol_check(t).fitted_reasons and calibration.protocol_check(t).fitted_lambda == 3.0
+    t.loc[3.0, "reasoning_fitted"] = 1
     t.loc[1.5, "reasoning"] = 2  # half the seeds is not most of them
     assert not calibration.protocol_check(t).both_fates
     t.loc[0.0, "memorizes"] = 1

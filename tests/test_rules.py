@@ -192,6 +192,17 @@ def test_beats_and_matches_parts():
     assert rules.part_matches(math.nan, math.nan) == "undecided"
 
 
+def test_a_size_part_is_rejected_when_the_interval_stays_below_the_papers_size():
+    from critwin_lib.claims import fates
+
+    assert rules.part_reaches(0.48, rules.C2_SIZE) == "rejected" and rules.part_reaches(0.49, rules.C2_SIZE) == "holds"
+    assert rules.part_reaches(math.nan, 0.5) == "undecided"
+    won = fates.beats("a beats b", _seeds(10), _seeds(8))
+    sized = fates.reaches("a beats b by the paper's size", won, 0.49)
+    assert (sized.diff, sized.lo, sized.hi) == (won.diff, won.lo, won.hi) and sized.state == "rejected"
+    assert sized.text().endswith("the paper's size ≥ +0.49 → rejected") and won.state == "undecided"
+
+
 def _seeds(k, n=16):
     return pd.Series([True] * k + [False] * (n - k), index=range(n))
 
@@ -212,7 +223,12 @@ def test_c2_and_c3_on_fates():
 
     assert decide_c2({"middle": _seeds(14), "early": _seeds(1)})[0] == "reproduced"
     assert decide_c2({"middle": _seeds(1), "early": _seeds(14)})[0] == "not reproduced"
-    assert decide_c2({"middle": _seeds(8), "early": _seeds(6)})[0] == "inconclusive"
+    v, parts = decide_c2({"middle": _seeds(8), "early": _seeds(6)})  # a design that would see the paper's effect
+    assert v == "not reproduced" and parts["reaches size"].state == "rejected"  # ... sees far less: not inconclusive
+    assert parts["middle beats early"].state == "undecided"
+    v, parts = decide_c2({"middle": _seeds(14, 64), "early": _seeds(2, 64)})  # clearly above, far below the size
+    assert v == "partly reproduced" and parts["middle beats early"].state == "holds"
+    assert decide_c2({"middle": _seeds(2, 4), "early": _seeds(0, 4)})[0] == "inconclusive"  # 4 seeds decide nothing
     assert decide_c3({"early": _seeds(0), "late": _seeds(1), "none": _seeds(0)})[0] == "reproduced"
     assert decide_c3({"early": _seeds(12), "late": _seeds(1), "none": _seeds(0)})[0] == "partly reproduced"
     assert decide_c3({"early": _seeds(12), "late": _seeds(11), "none": _seeds(0)})[0] == "not reproduced"

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from critwin_lib import schedules, sizes
-from critwin_lib.claims import specificity
+from critwin_lib.claims import grokking, other_tasks, scan_split
 from critwin_lib.config import ConfigError
 
 PLACEMENTS = {"early": 0.0, "middle": 0.375, "late": 0.75}
@@ -15,7 +15,7 @@ PLACEMENTS = {"early": 0.0, "middle": 0.375, "late": 0.75}
 
 def test_every_window_carries_the_budget_of_the_constant():
     size = sizes.GROK["quick"]
-    conds = specificity.conditions(size, [0.3, 1.0], 1.0, PLACEMENTS, 0.25)
+    conds = other_tasks.conditions(size, [0.3, 1.0], 1.0, PLACEMENTS, 0.25)
     assert list(conds) == ["none", "constant λ=0.3", "constant λ=1", "early", "middle", "late"]
     for name in PLACEMENTS:
         assert schedules.budget(conds[name], size.steps) == pytest.approx(schedules.budget(conds["constant λ=1"],
@@ -26,7 +26,7 @@ def test_every_window_carries_the_budget_of_the_constant():
 
 
 def test_the_reference_run_is_the_known_grokking_setting():
-    cfg = specificity.grok_reference("quick")
+    cfg = grokking.grok_reference("quick")
     assert (cfg.task.p, cfg.task.op, cfg.task.train_frac) == (113, "add", 0.3)
     assert cfg.model.n_layer == 1 and cfg.model.d_model == 128 and cfg.model.n_head == 4
     t = cfg.train
@@ -36,9 +36,9 @@ def test_the_reference_run_is_the_known_grokking_setting():
 
 def test_steps_to_grok_count_never_as_later_than_anything():
     h = pd.DataFrame({"step": [0, 100, 200, 300], "acc/test": [0.0, 0.5, 0.995, 1.0]})
-    assert specificity.t_grok(h) == 200 and math.isnan(specificity.t_grok(h.assign(**{"acc/test": 0.5})))
-    assert specificity.censored_median(pd.Series([100.0, 300.0, np.nan]), 1000) == 300
-    assert specificity.censored_median(pd.Series([100.0, np.nan, np.nan]), 1000) == math.inf
+    assert grokking.t_grok(h) == 200 and math.isnan(grokking.t_grok(h.assign(**{"acc/test": 0.5})))
+    assert grokking.censored_median(pd.Series([100.0, 300.0, np.nan]), 1000) == 300
+    assert grokking.censored_median(pd.Series([100.0, np.nan, np.nan]), 1000) == math.inf
 
 
 def _grok_runs(window_times: dict[str, list[float]], constant: list[float]) -> pd.DataFrame:
@@ -49,9 +49,9 @@ def _grok_runs(window_times: dict[str, list[float]], constant: list[float]) -> p
 
 def test_grok_ratios_are_paired_by_seed_and_never_counts_as_latest():
     runs = _grok_runs({"late": [3000, np.nan, np.nan, 900]}, [1000, 1000, np.nan, np.nan])
-    r = specificity.grok_ratios(runs, "late", "constant λ=1")
+    r = grokking.grok_ratios(runs, "late", "constant λ=1")
     assert r[0] == 3 and r[1] == math.inf and math.isnan(r[2]) and r[3] == 0
-    assert specificity.grok_ratios(runs, "late", "constant λ=1", offset=2000)[0] == 1
+    assert grokking.grok_ratios(runs, "late", "constant λ=1", offset=2000)[0] == 1
 
 
 @pytest.mark.parametrize("ratios, state", [
@@ -63,20 +63,20 @@ def test_grok_ratios_are_paired_by_seed_and_never_counts_as_latest():
 def test_c08_speed_part_reaches_each_state(ratios, state):
     n = len(next(iter(ratios.values())))
     runs = _grok_runs({w: [1000 * x for x in r] for w, r in ratios.items()}, [1000] * n)
-    got, cis = specificity.c08_speed(runs, {w: 0 for w in ratios}, "constant λ=1", from_onset=False)
+    got, cis = grokking.c08_speed(runs, {w: 0 for w in ratios}, "constant λ=1", from_onset=False)
     assert got == state and set(cis) == set(ratios)
 
 
 def test_c08_power_needs_enough_seeds_to_decide():
-    assert specificity.c08_power(4, 3) == 0.0
-    assert 0 < specificity.c08_power(8, 3) < specificity.c08_power(16, 3) < 1
+    assert grokking.c08_power(4, 3) == 0.0
+    assert 0 < grokking.c08_power(8, 3) < grokking.c08_power(16, 3) < 1
 
 
 def test_c09_reads_the_largest_budget_that_keeps_the_training_distribution_learned():
-    assert specificity.choose_budget({0.5: 0.77, 0.25: 0.91, 0.1: 0.95}) == 0.25
-    assert specificity.choose_budget({0.5: 0.92, 0.25: 0.91}) == 0.5
-    assert specificity.choose_budget({0.5: 0.60, 0.25: 0.85}) == 0.25  # none met: the closest, verdict inconclusive
-    assert specificity.budget_list([0.25, 1, 0.5]) == [1.0, 0.5, 0.25]
+    assert scan_split.choose_budget({0.5: 0.77, 0.25: 0.91, 0.1: 0.95}) == 0.25
+    assert scan_split.choose_budget({0.5: 0.92, 0.25: 0.91}) == 0.5
+    assert scan_split.choose_budget({0.5: 0.60, 0.25: 0.85}) == 0.25  # none met: the closest, verdict inconclusive
+    assert scan_split.budget_list([0.25, 1, 0.5]) == [1.0, 0.5, 0.25]
 
 
 @pytest.mark.parametrize("claim, kw, name", [
@@ -95,5 +95,5 @@ def test_bad_parameters_fail_before_any_training(tmp_path, claim, kw, name):
               "results_dir": str(tmp_path / "results"), "workers": 0}
     params.update({"constant_lambdas": [1.0], "budget_lambda": 1.0} if claim == "c08" else {"budget_lambdas": [1.0]})
     with pytest.raises(ConfigError, match=f"^{name}"):
-        getattr(specificity, claim)(**{**params, **kw})
+        getattr(grokking if claim == "c08" else scan_split, claim)(**{**params, **kw})
     assert not (tmp_path / "results").exists()

@@ -10,8 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from critwin_lib import config, protocol, stats
-from critwin_lib.claims import core
+from critwin_lib import config, metrics, protocol, stats
+from critwin_lib.claims import fates
 from critwin_lib.claims.core import ClaimResult, Design, condition_table, fetch
 from critwin_lib.sizes import get_profile
 
@@ -21,7 +21,7 @@ MEMORIZED_OOD = 0.25  # this page's rule, fixed before its runs: memorizes = fit
 def _with_rule(table: pd.DataFrame, runs: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """`table` with `memorizes`: the seeds that memorize by this page's rule (training accuracy ≥ 0.99 and final
     OOD < 0.25), which it keeps although the fates of the other pages read the OOD answers (setup page)."""
-    rule = runs.assign(memorizes=(runs["final_train"] >= core.FITTED_TRAIN) & (runs["final_ood"] < MEMORIZED_OOD))
+    rule = runs.assign(memorizes=metrics.fitted(runs["final_train"]) & (runs["final_ood"] < MEMORIZED_OOD))
     counts = rule.groupby(by, sort=False, dropna=False)["memorizes"].sum().astype(int).reset_index()
     return table.merge(counts, on=by, how="left")
 
@@ -68,6 +68,8 @@ class ProtocolCheck:
     best_lambda: float
     both_fates: bool
     t_mem_none: float
+    fitted_lambda: float = math.nan  # the full-run λ with the most seeds that reason AND end with the training set
+    fitted_reasons: bool = False  # ... fitted, and whether most of its seeds do (the fitted regime, 2026-12-04)
 
 
 @dataclass
@@ -87,8 +89,11 @@ def protocol_check(t: pd.DataFrame) -> ProtocolCheck:
     none_ok = 0.0 in t.index and t.loc[0.0, "memorizes"] >= t.loc[0.0, "seeds"] / 2
     best = t.drop(index=0.0, errors="ignore").sort_values(["reasoning", "final_ood"], ascending=False)
     full_ok = len(best) > 0 and best["reasoning"].iloc[0] > best["seeds"].iloc[0] / 2
+    fit = t.drop(index=0.0, errors="ignore").sort_values(["reasoning_fitted", "final_ood"], ascending=False)
     return ProtocolCheck(bool(none_ok), bool(full_ok), float(best.index[0]) if len(best) else math.nan,
-                         bool(none_ok and full_ok), float(t.loc[0.0, "t_mem"]) if 0.0 in t.index else math.nan)
+                         bool(none_ok and full_ok), float(t.loc[0.0, "t_mem"]) if 0.0 in t.index else math.nan,
+                         float(fit.index[0]) if len(fit) else math.nan,
+                         bool(len(fit) and fit["reasoning_fitted"].iloc[0] > fit["seeds"].iloc[0] / 2))
 
 
 def describe(verdicts: dict[str, ProtocolCheck], steps: int) -> str:
@@ -133,6 +138,10 @@ def _grid_page(results_dir: str, train_missing: bool, workers: int, params: dict
     table = table.merge(per_run.groupby(["protocol", "lambda"], sort=False)["final_train"].mean().reset_index(),
                         on=["protocol", "lambda"], how="left")  # a λ too strong to fit shows here
     table["t_mem_frac"] = table["t_mem"] / P.steps
+    strict = fates.with_fates(per_run, require_fit=True)  # reasoning that also ends with the training set fitted
+    fitted = (strict["fate"] == "reasoning").groupby([strict["protocol"], strict["lambda"]], sort=False).sum()
+    table["reasoning_fitted"] = [int(fitted.get((p, lam), 0)) for p, lam in zip(table["protocol"], table["lambda"],
+                                                                                strict=True)]
     numbers = {"profile": P.name, "seeds": len(d.seeds), "steps": P.steps, "sigma0": protocol.SIGMA0,
                "gamma": float(params["gamma"])}
     verdicts = {}
@@ -141,7 +150,11 @@ def _grid_page(results_dir: str, train_missing: bool, workers: int, params: dict
         v = verdicts[name] = protocol_check(t)
         tag = name.replace("-", "_")
         numbers.update({f"{tag}_both_fates": v.both_fates, f"{tag}_best_lambda": v.best_lambda,
-                        f"{tag}_t_mem_none": v.t_mem_none, f"{tag}_t_mem_frac": v.t_mem_none / P.steps})
+                        f"{tag}_t_mem_none": v.t_mem_none, f"{tag}_t_mem_frac": v.t_mem_none / P.steps,
+                        f"{tag}_fitted_regime": bool(v.none_memorizes and v.fitted_reasons),
+                        f"{tag}_fitted_lambda": v.fitted_lambda,
+                        f"{tag}_fitted_reasoning": int(t.loc[v.fitted_lambda, "reasoning_fitted"])
+                        if not math.isnan(v.fitted_lambda) else 0})
         if not math.isnan(v.best_lambda):  # the best full-run cell, for text that outlives a growing grid
             numbers.update({f"{tag}_best_reasoning": int(t.loc[v.best_lambda, "reasoning"]),
                             f"{tag}_best_ood": float(t.loc[v.best_lambda, "final_ood"]),
@@ -163,4 +176,5 @@ def _grid_page(results_dir: str, train_missing: bool, workers: int, params: dict
     for _, r in init_table.iterrows():
         numbers[f"init_ood_{r['gamma']:g}"] = float(r["final_ood"])
         numbers[f"init_memorizing_{r['gamma']:g}"] = int(r["memorizes"])
-    return CalibrationResult([], numbers, d.summary, history, per_run, table, curves, init_table, verdicts)
+    return CalibrationResult(rows=[], numbers=numbers, summary=d.summary, history=history, per_run=per_run, table=table,
+                             curves=curves, init=init_table, verdicts=verdicts)

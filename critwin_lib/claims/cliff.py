@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from critwin_lib import config, protocol, stats
-from critwin_lib.claims import onsets
+from critwin_lib.claims import fates, onsets, rules
 from critwin_lib.claims.core import PAPER_RESOLUTION, Design
 from critwin_lib.sizes import Size, get_profile
 
@@ -38,10 +39,11 @@ def fine_grid(P: Size, lo_frac: float, hi_frac: float) -> list[int]:
 class CliffDesign(Design):
     grid: list[int]  # in training order (coarse to fine)
     resolution: int
+    falling: bool = False  # the edge it tiles is a fall (a later onset stops working), not a rise
 
 
 def cliff_design(*, profile: str, n_seeds: int, gamma: float, lo_frac: float, hi_frac: float,
-                 window_frac: float, protocol_name: str = "") -> CliffDesign:
+                 window_frac: float, protocol_name: str = "", falling: bool = False) -> CliffDesign:
     """The cliff's runs: the 25 % window at every onset of the fine grid over [lo, hi], and no weight decay,
     n_seeds each (the first seeds of the coarse sweep, so its runs at the bracket's ends are reused)."""
     P = get_profile(profile)
@@ -52,7 +54,7 @@ def cliff_design(*, profile: str, n_seeds: int, gamma: float, lo_frac: float, hi
     specs = onsets.sweep_specs(P, seeds, gamma, name, grid, window_frac)
     summary = (f"profile {P.name}, protocol {name}: {P.steps} steps, {len(seeds)} seeds, onsets every "
                f"{resolution(P)} steps from {min(grid)} to {max(grid)} ({len(grid)} onsets)")
-    return CliffDesign(specs, summary, seeds, grid, resolution(P), protocol=name)
+    return CliffDesign(specs, summary, seeds, grid, resolution(P), falling, protocol=name)
 
 
 # ------------------------------------------------------------------------------ what the fine grid shows
@@ -82,3 +84,165 @@ def adjacent_jumps(per_run: pd.DataFrame, span: float, falling: bool = False) ->
                          "change": (int(later.sum()) - int(first.sum())) / len(both) if len(both) else math.nan,
                          "p": stats.mcnemar_exact(gained, lost, alternative="greater")})
     return pd.DataFrame(rows, columns=["from", "to", "seeds", "change", "p"])
+
+
+# ------------------------------------------------------------------------------ the cliff's rule
+BLOCK = SPAN  # onsets per block: the steepest change is read between two neighbouring blocks of 4 onsets
+N_PERM = 2000  # shuffles of each seed's fates across the onsets, for the steepest change's p
+POWER_DRAWS = 400  # simulated designs for the power line (each with its own N_POWER_PERM shuffles)
+N_POWER_PERM = 400
+
+
+def _wide(per_run: pd.DataFrame) -> pd.DataFrame:
+    """Seeds (rows) × fine-grid onsets (columns, sorted): 1.0 where the run reasons; seeds missing anywhere
+    left out."""
+    runs = per_run[per_run["onset"] >= 0]
+    return runs.assign(r=runs["fate"] == "reasoning").pivot_table(
+        index="seed", columns="onset", values="r", aggfunc="first").dropna().astype(float).sort_index(axis=1)
+
+
+def block_changes(x: np.ndarray, block: int = BLOCK) -> np.ndarray:
+    """For fates x (..., seeds, onsets): at each cut i (block ≤ i ≤ onsets − block), the reasoning share over
+    the `block` onsets from i on minus the share over the `block` onsets before i; shape (..., cuts)."""
+    share = x.mean(axis=-2)  # (..., onsets)
+    c = np.concatenate([np.zeros(share.shape[:-1] + (1,)), np.cumsum(share, axis=-1)], axis=-1)
+    n = share.shape[-1]
+    cuts = np.arange(block, n - block + 1)
+    return ((c[..., cuts + block] - c[..., cuts]) - (c[..., cuts] - c[..., cuts - block])) / block
+
+
+def _steepest_p(x: np.ndarray, observed: float, sign: int, n_perm: int, rng: np.random.Generator) -> float:
+    """The share of shuffles (each seed's fates permuted across the onsets) whose steepest change in the design's
+    direction is at least `observed`: how often a grid where the onset did not matter looks as steep."""
+    keys = rng.random((n_perm,) + x.shape).argsort(axis=-1)
+    shuffled = np.take_along_axis(np.broadcast_to(x, keys.shape), keys, axis=-1)
+    null = (sign * block_changes(shuffled)).max(axis=-1)
+    return float(np.mean(null >= observed - 1e-12))
+
+
+@dataclass
+class Cliff:
+    """The fine grid read by the cliff's rule (on the cliff page section): the steepest change of the reasoning
+    share between two neighbouring blocks of onsets, with its permutation p; the change across the whole bracket
+    (last block − first block) with its BCa interval over seeds; the least-squares slope of reasoning on onset
+    with a bootstrap interval over seeds, and the steps a change of CLIFF_JUMP takes at that slope. Changes are
+    signed in the design's direction (a rise, or a fall when `falling`)."""
+
+    falling: bool
+    resolution: int
+    grid: list[int]
+    seeds: int
+    shares: pd.Series
+    steepest: float
+    steepest_at: float  # the cut: the first onset of the later block
+    p_steepest: float
+    bracket: float
+    bracket_lo: float
+    bracket_hi: float
+    slope: float  # change in share per 100 steps, in the design's direction
+    slope_lo: float
+    slope_hi: float
+    state: str  # rules.HOLDS (a cliff), REJECTED (no change of the paper's size) or UNDECIDED
+    jumps: pd.DataFrame
+
+    @property
+    def span(self) -> int:
+        return SPAN * self.resolution
+
+    def width(self, slope: float) -> float:
+        """Steps a change of CLIFF_JUMP takes at `slope` (per 100 steps); inf where the share does not move the
+        design's way."""
+        return 100 * CLIFF_JUMP / slope if slope > 0 else math.inf
+
+    def text(self) -> str:
+        way = "fall" if self.falling else "rise"
+        if math.isnan(self.steepest):
+            return (f"too few onsets or seeds to read ({len(self.grid)} onsets, {self.seeds} seeds; the rule needs "
+                    f"two blocks of {BLOCK} onsets and two seeds)")
+        takes = f"{self.width(self.slope):,.0f} steps" if self.slope > 0 else "forever (it goes the other way)"
+        if self.slope_hi <= 0:
+            within = "the interval holds no such " + way
+        elif self.slope_lo <= 0:
+            within = f"at least {self.width(self.slope_hi):,.0f}, or never"
+        else:
+            within = f"{self.width(self.slope_hi):,.0f} to {self.width(self.slope_lo):,.0f}"
+        return (f"steepest {way} between neighbouring blocks of {BLOCK} onsets ({self.span} steps apart) "
+                f"{self.steepest:+.2f} at onset {self.steepest_at:.0f} (permutation p {self.p_steepest:.3f}); "
+                f"{way} across the bracket {self.bracket:+.2f} (95 % interval {self.bracket_lo:+.2f} to "
+                f"{self.bracket_hi:+.2f}); fitted slope {self.slope:+.3f} per 100 steps (95 % interval "
+                f"{self.slope_lo:+.3f} to {self.slope_hi:+.3f}): at that slope a {way} of {CLIFF_JUMP:g} takes "
+                f"{takes} ({within})")
+
+
+def decide_cliff(steepest: float, p_steepest: float, bracket_hi: float) -> str:
+    """The cliff's rule: rejected when the change across the whole bracket stays below CLIFF_JUMP (its 95 %
+    upper bound; a share that moves one way cannot jump further than it moves in all); else holds when the
+    steepest change between neighbouring blocks is at least CLIFF_JUMP and the shuffles rarely match it
+    (p < rules.ALPHA); else undecided."""
+    if not math.isnan(bracket_hi) and bracket_hi < CLIFF_JUMP:
+        return rules.REJECTED
+    if steepest >= CLIFF_JUMP and p_steepest < rules.ALPHA:
+        return rules.HOLDS
+    return rules.UNDECIDED
+
+
+def read_cliff(per_run: pd.DataFrame, resolution: int, falling: bool = False, n_perm: int = N_PERM,
+               seed: int = 0) -> Cliff:
+    """The cliff's numbers on a fine grid's window runs (onset, seed, fate); fewer than two blocks of onsets:
+    nothing to read (undecided)."""
+    wide = _wide(per_run)
+    grid, sign = [int(o) for o in wide.columns], -1 if falling else 1
+    jumps = adjacent_jumps(per_run, SPAN * resolution, falling)
+    nan = math.nan
+    if len(grid) < 2 * BLOCK or len(wide) < 2:
+        return Cliff(falling, resolution, grid, len(wide), wide.mean(), nan, nan, nan, nan, nan, nan, nan, nan, nan,
+                     rules.UNDECIDED, jumps)
+    x = wide.to_numpy()
+    rng = np.random.default_rng(seed)
+    changes = sign * block_changes(x)
+    i = int(np.argmax(changes))
+    steepest, at = float(changes[i]), float(grid[i + BLOCK])
+    p = _steepest_p(x, steepest, sign, n_perm, rng)
+    per_seed = sign * (x[:, -BLOCK:].mean(axis=1) - x[:, :BLOCK].mean(axis=1))
+    bracket = stats.exact_mean(per_seed)
+    b_lo, b_hi = stats.bca_ci(per_seed)
+    onset = np.tile(np.asarray(grid, float), len(x))
+    slope = sign * 100 * stats.ols_slope(onset, x.ravel())
+    boot = rng.integers(0, len(x), (stats.N_BOOT, len(x)))
+    xs = x[boot]  # (boot, seeds, onsets)
+    g = np.asarray(grid, float) - np.mean(grid)
+    slopes = sign * 100 * (xs * g).sum(axis=(1, 2)) / (len(x) * (g * g).sum())
+    s_lo, s_hi = (float(np.quantile(slopes, q)) for q in (0.025, 0.975))
+    return Cliff(falling, resolution, grid, len(wide), wide.mean(), steepest, at, p, bracket, b_lo, b_hi, slope,
+                 s_lo, s_hi, decide_cliff(steepest, p, b_hi), jumps)
+
+
+def paper_curve(grid: list[int], resolution: int, falling: bool = False) -> np.ndarray:
+    """The reasoning share per onset that the paper's cliff implies, its edge at the bracket's middle: chance
+    (share 0) before it, 0.61 mean OOD one resolution later, 0.93 four resolutions later (shares through
+    `fates.paper_share`), linear between; mirrored for a fall."""
+    g = np.asarray(grid, float)
+    edge = (g.min() + g.max()) / 2
+    d = (edge - g if falling else g - edge) / resolution
+    one, four = fates.paper_share(0.61), fates.paper_share(0.93)
+    return np.where(d < 0, 0.0, np.where(d < 1, one * d, np.minimum(four, one + (four - one) * (d - 1) / 3)))
+
+
+def cliff_power(grid: list[int], resolution: int, n_seeds: int, falling: bool = False, draws: int = POWER_DRAWS,
+                n_perm: int = N_POWER_PERM, seed: int = 0) -> float:
+    """The chance the cliff's rule holds on this grid with n_seeds seeds if the paper's cliff were the truth (seeds
+    independent, `paper_curve`)."""
+    if len(grid) < 2 * BLOCK:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    curve, sign, hits = paper_curve(sorted(grid), resolution, falling), -1 if falling else 1, 0
+    for _ in range(draws):
+        x = (rng.random((n_seeds, len(curve))) < curve).astype(float)
+        changes = sign * block_changes(x)
+        steepest = float(changes.max())
+        per_seed = sign * (x[:, -BLOCK:].mean(axis=1) - x[:, :BLOCK].mean(axis=1))
+        hi = stats.bca_ci(per_seed, n_boot=999)[1] if steepest >= CLIFF_JUMP else math.nan
+        if steepest >= CLIFF_JUMP and decide_cliff(steepest, _steepest_p(x, steepest, sign, n_perm, rng),
+                                                   hi) == rules.HOLDS:
+            hits += 1
+    return hits / draws

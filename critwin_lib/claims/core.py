@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from critwin_lib import checks, config, experiment, protocol, stats, store
+from critwin_lib import checks, config, experiment, metrics, protocol, stats, store
 from critwin_lib.sizes import Size
 
 VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "inconclusive")  # "inconclusive": a premise failed
@@ -88,7 +88,6 @@ def fetch(specs: list[Spec], results_dir: str, train_missing: bool, workers: int
     return experiment.frame(sw.results, labels), per_run
 
 
-FITTED_TRAIN = 0.99  # the training set counts as fitted from this training accuracy (as t_mem)
 MOST = 0.5  # "most OOD answers": more than half of them
 FATES = ("reasoning", "memorizing", "other rule", "not fitted")
 
@@ -101,7 +100,7 @@ def fate(row: pd.Series | dict, ood: str = "final_ood", require_fit: bool = Fals
     `require_fit` is the sensitivity tables' stricter variant: a run below 0.99 training accuracy is *not
     fitted* whatever its OOD accuracy (at 20,000 steps a strong window can leave the training set half
     relearned while OOD tracks train)."""
-    fitted = row["final_train"] >= FITTED_TRAIN
+    fitted = bool(metrics.fitted(row["final_train"]))
     if row[ood] > SUCCESS_OOD and (fitted or not require_fit):
         return "reasoning"
     if not fitted:

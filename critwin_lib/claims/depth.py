@@ -116,7 +116,8 @@ class DepthResult(ClaimResult):
 
 def c11(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> DepthResult:
     """C11: the C1 and C2/C3 comparisons and an onset sweep at each depth. Plateau = the best onset's mean
-    final OOD; seed variance = the pooled across-seed sd of final OOD over the onsets. Rule in the notebook."""
+    final OOD; seed variance = the pooled across-seed sd of final OOD over the onsets. The verdict combines
+    `c11_parts` (the page states the rule before its runs)."""
     design = c11_design(**params)
     P = get_profile(params["profile"])
     seeds, depths, places = design.seeds, design.depths, design.places
@@ -174,5 +175,6 @@ def c11(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     side = pd.DataFrame([{"layers": d, **by_depth[d]} for d in depths])
     history["name"] = anchors.name_placements(history, P, places)
     curves = stats.mean_ci(history, ["layers", "name", "step"], "acc/test_ood").rename(columns={"name": "condition"})
-    return DepthResult([row], numbers, design.summary, history, per_run, pd.concat(tables, ignore_index=True), side,
-                       curves, P.steps, depths, places)
+    return DepthResult(rows=[row], numbers=numbers, summary=design.summary, history=history, per_run=per_run,
+                       onset_table=pd.concat(tables, ignore_index=True), side_by_side=side, curves=curves,
+                       steps=P.steps, depths=depths, placements=places)

@@ -9,6 +9,7 @@ and Tango's score interval of the difference of shares for "matches" (TOST at 90
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Iterator
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from critwin_lib import stats
+from critwin_lib import sequential, stats
 from critwin_lib.claims import rules
 from critwin_lib.claims.core import FATES, fate
 
@@ -78,10 +79,15 @@ class Comparison:
     state: str  # rules.HOLDS, REJECTED or UNDECIDED
     b: int = 0  # discordant seeds: a reasons and b does not
     c: int = 0  # ... and the other way
+    least: float = math.nan  # "size": the paper's size the difference's interval must reach
+    level: float = stats.LEVEL  # the interval's two-sided level (a look of a sequential design holds it higher)
+    alpha: float = rules.ALPHA  # "beats": the one-sided level its p is held to
 
     def text(self) -> str:
-        ci = f"{90 if self.test == 'matches' else 95} % interval [{self.lo:+.2f}, {self.hi:+.2f}]"
-        test = f"one-sided exact McNemar p {self.p:.3f}" if self.test == "beats" else f"margin ± {rules.MARGIN:g}"
+        ci = f"{100 * self.level:.4g} % interval [{self.lo:+.2f}, {self.hi:+.2f}]"
+        test = {"beats": f"one-sided exact McNemar p {self.p:.3f}" + (
+                    f" (held to {self.alpha:.2g})" if self.alpha != rules.ALPHA else ""),
+                "matches": f"margin ± {rules.MARGIN:g}", "size": f"the paper's size ≥ {self.least:+.2f}"}[self.test]
         return (f"{self.part}: {self.k_a}/{self.n} vs {self.k_b}/{self.n} seeds, difference {self.diff:+.2f}, {ci}, "
                 f"{test} → {self.state}")
 
@@ -103,8 +109,29 @@ def _mcnemar(b: int, c: int) -> tuple[float, float]:
 
 
 @functools.lru_cache(maxsize=65536)
-def _beats(b: int, c: int, n: int) -> tuple[float, float, float, float, float]:
-    return *_mcnemar(b, c), *stats.tango_ci(b, c, n, stats.LEVEL)
+def _beats(b: int, c: int, n: int, level: float) -> tuple[float, float, float, float, float]:
+    return *_mcnemar(b, c), *stats.tango_ci(b, c, n, level)
+
+
+@dataclass(frozen=True)
+class Levels:
+    """The levels a page's tests are held to: the fixed-sample ones by default; a look of a sequential design
+    holds them to its nominal levels (`look_levels`)."""
+
+    beats: float = rules.ALPHA  # one-sided α of a "beats" test
+    interval: float = stats.LEVEL  # two-sided level of a "beats" part's interval (and so of its size part)
+    matches: float = 0.90  # two-sided level of a "matches" part's interval (TOST at (1 − level) / 2 a side)
+
+
+FIXED = Levels()
+
+
+def look_levels(looks: list[int], k: int) -> Levels:
+    """Look k (0-based) of a design with `looks`: every test held to its O'Brien–Fleming-type nominal level, so
+    that over all looks a "beats" test keeps α = 0.05 and each side of an interval (1 − level) / 2."""
+    a_beats = sequential.nominal_levels(looks, rules.ALPHA)[k]
+    a_side = sequential.nominal_levels(looks, (1 - stats.LEVEL) / 2)[k]
+    return Levels(beats=a_beats, interval=1 - 2 * a_side, matches=1 - 2 * a_beats)
 
 
 def beats_counts(b: int, c: int) -> tuple[str, float, float]:
@@ -115,22 +142,32 @@ def beats_counts(b: int, c: int) -> tuple[str, float, float]:
     return rules.part_beats(p_more, p_less), p_more, p_less
 
 
-def beats(part: str, a: Seeds, b: Seeds) -> Comparison:
-    """"a beats b": a reasons on more seeds than b, paired by seed (exact McNemar, one-sided, α = 0.05)."""
+def beats(part: str, a: Seeds, b: Seeds, levels: Levels = FIXED) -> Comparison:
+    """"a beats b": a reasons on more seeds than b, paired by seed (exact McNemar, one-sided, α = 0.05 unless
+    `levels` says otherwise), with Tango's interval of the difference of shares."""
     x, y = _aligned(a, b)
     n, bb, cc = len(x), int((x & ~y).sum()), int((~x & y).sum())
-    p_more, p_less, d, lo, hi = _beats(bb, cc, n)
+    p_more, p_less, d, lo, hi = _beats(bb, cc, n, levels.interval)
     return Comparison(part, "beats", n, int(x.sum()), int(y.sum()), d, lo, hi, p_more,
-                      rules.part_beats(p_more, p_less), bb, cc)
+                      rules.part_beats(p_more, p_less, levels.beats), bb, cc, level=levels.interval,
+                      alpha=levels.beats)
 
 
-def matches(part: str, a: Seeds, b: Seeds, margin: float = rules.MARGIN) -> Comparison:
-    """"a matches b": the 90 % interval of the difference of shares lies within ± margin (TOST, paired)."""
+def reaches(part: str, won: Comparison, least: float) -> Comparison:
+    """"a beats b by the paper's size", on a "beats" comparison: its 95 % interval of the difference of shares
+    reaches `least` (holds) or lies below it (rejected: the data exclude the paper's size)."""
+    return dataclasses.replace(won, part=part, test="size", p=math.nan, state=rules.part_reaches(won.hi, least),
+                               least=least)
+
+
+def matches(part: str, a: Seeds, b: Seeds, margin: float = rules.MARGIN, levels: Levels = FIXED) -> Comparison:
+    """"a matches b": the 90 % interval (or `levels.matches`) of the difference of shares lies within ± margin
+    (TOST, paired)."""
     x, y = _aligned(a, b)
     n, bb, cc = len(x), int((x & ~y).sum()), int((~x & y).sum())
-    d, lo, hi = stats.tango_ci(bb, cc, n, 0.90)
+    d, lo, hi = stats.tango_ci(bb, cc, n, levels.matches)
     return Comparison(part, "matches", n, int(x.sum()), int(y.sum()), d, lo, hi, float("nan"),
-                      rules.part_matches(lo, hi, margin), bb, cc)
+                      rules.part_matches(lo, hi, margin), bb, cc, level=levels.matches)
 
 
 def power(decide: Callable[[dict[str, Seeds]], str], shares: dict[str, float], n: int,

@@ -3,8 +3,9 @@
 Until 2026-12-01 every verdict read mean final OOD accuracy over a few seeds (C1–C7, C11, C12) or a count of
 agreeing metrics (C13); then fates were counted per seed and the rules in force (`rules`) replaced these. C4's
 and C4b's old rules bisected the onset to the paper's resolution; that bisection trained onsets no design lists,
-so here it only reads runs already stored (`old_onset_rule`): an analysis never trains. Nothing in this module
-decides a verdict in force.
+so here it only reads runs already stored (`old_onset_rule`): an analysis never trains. From 2026-12-01 to
+2026-12-04 a "beats" part had no size: a comparison the seeds could not decide said *inconclusive* even where its
+interval excluded the paper's effect (`without_size`). Nothing in this module decides a verdict in force.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from critwin_lib.claims import onsets
+from critwin_lib.claims import onsets, rules
 from critwin_lib.claims.core import CHANCE_BAND
+from critwin_lib.claims.fates import Comparison
 from critwin_lib.claims.rules import (
     C2_CLEARLY,
     C2_FACTOR,
@@ -186,3 +188,8 @@ def c04b_old_numbers(old: list[OldOnsetRule]) -> dict[str, str]:
     return {"old_rule_verdict": verdict_c04b([(s.t_mem_none, s.edge.edge if s.edge else math.nan) for s in sweeps]),
             "old_text": "; ".join(f"{s.protocol}: t_mem {s.t_mem_none:.0f}, " + (
                 f"edge {s.edge.edge:.0f} ± {s.edge.uncertainty:.0f}" if s.edge else "no edge") for s in sweeps)}
+
+
+def without_size(parts: dict[str, Comparison]) -> str:
+    """The rule of 2026-12-01 to 2026-12-04 on a page's parts: the same parts without the paper's size."""
+    return rules.combine({k: c.state for k, c in parts.items() if c.test != "size"})

@@ -145,8 +145,8 @@ def c05(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     row = {"claim": "C5", "statement": "the window's position depends on the init scale γ: it moves earlier as "
                                        "γ grows", "paper": "earlier for larger γ (no numbers)", "ours": ours,
            "profile": P.name, "seeds": len(d.seeds), "verdict": verdict}
-    return C5Result([row], numbers, d.summary, g.edges, g.table, g.per_run, g.curves, P.steps, d.onsets,
-                    sensitivity)
+    return C5Result(rows=[row], numbers=numbers, summary=d.summary, edges=g.edges, table=g.table, per_run=g.per_run,
+                    curves=g.curves, steps=P.steps, onsets=d.onsets, sensitivity=sensitivity)
 
 
 # -------------------------------------------------------------------------------------- C6, C7
@@ -318,8 +318,8 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                      f"vs γ {d.gammas[-1]:g}: {v['c7_parts']['beats the largest γ']} ({counts})",
              "profile": P.name, "seeds": len(d.seeds), "verdict": v["c7"]}]
     curves = stats.mean_ci(history[history["window"] == rule_window], ["gamma", "step"], "acc/test_ood")
-    return BasinResult(rows, numbers, d.summary, basin, per_run, curves, P.steps,
-                       d.windows[rule_window].windows[0], basins, sensitivity)
+    return BasinResult(rows=rows, numbers=numbers, summary=d.summary, basin=basin, per_run=per_run, curves=curves,
+                       steps=P.steps, window=d.windows[rule_window].windows[0], basins=basins, sensitivity=sensitivity)
 
 
 # ---------------------------------------------------------------------------------- the explorer

@@ -128,8 +128,9 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     fate_curves = stats.mean_ci(windowed, ["fate", "key", "step"], "value")
     fate_curves["metric"] = fate_curves["key"].map(C13_METRICS)
     counts = pd.crosstab(per_run["condition"], per_run["fate"]).reindex(list(dict.fromkeys(per_run["condition"])))
-    return InstrumentResult([row], numbers, d.summary, history, per_run, pd.DataFrame(rows), curves, by_fate,
-                            fate_curves, counts, sensitivity)
+    return InstrumentResult(rows=[row], numbers=numbers, summary=d.summary, history=history, per_run=per_run,
+                            table=pd.DataFrame(rows), curves=curves, by_fate=by_fate, fate_curves=fate_curves,
+                            fate_counts=counts, sensitivity=sensitivity)
 
 
 def floor_text(n_r: int, n_m: int, n_window: int) -> str:

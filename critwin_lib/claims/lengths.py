@@ -30,6 +30,7 @@ class Lengths:
     # "paper_..." whichever length the page ran at)
     curves: pd.DataFrame  # mean OOD curves of both lengths where stored (columns length, profile, condition,
     # step, frac = step / the run's steps, mean, lo, hi, n): the page draws them side by side
+    other_result: ClaimResult | None = None  # the page's result at the other length (None: not all stored)
 
     def glue_with_texts(self, keys: list[str]) -> dict[str, Any]:
         """`glue`, with each text number in `keys` present for the other length too: where its runs are not all
@@ -70,7 +71,7 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
     glue = {**{f"{other}_{k}": v for k, v in numbers.items()}, **{f"{profile}_{k}": v for k, v in own.items()}}
     curves = pd.concat([_curves(here, profile, mine["steps"]), _curves(side.result, other, numbers["steps"])],
                        ignore_index=True)
-    return Lengths(other, table, numbers, text, glue, curves)
+    return Lengths(other, table, numbers, text, glue, curves, side.result)
 
 
 CURVE_COLUMNS = ["length", "profile", "condition", "step", "frac", "mean", "lo", "hi", "n"]

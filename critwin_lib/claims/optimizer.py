@@ -48,13 +48,17 @@ def c12_parts(per_run: pd.DataFrame) -> dict[str, dict[str, Any]]:
     under SGD, more seeds reason with the middle window than without weight decay, and than with constant λ
     (exact one-sided McNemar tests); and the window's edge over the constant, per seed 1[middle reasons] −
     1[constant reasons], is larger under SGD than under AdamW (sign-flip test on the per-seed differences of the
-    two). Each part holds at p < α in the paper's direction and is rejected at p < α in the other."""
+    two). Each part holds at p < α in the paper's direction and is rejected at p < α in the other; the two McNemar
+    parts are also rejected when Tango's 95 % interval of the difference of shares lies below the paper's size
+    (`rules.SIZE_WORKS`: "works" and "much worse" read as the paper's reasoning regime against chance)."""
     r = per_run.assign(ok=per_run["fate"] == "reasoning").pivot_table(
         index="seed", columns=["optimizer", "name"], values="ok", aggfunc="first").dropna().astype(bool)
 
     def mcnemar(a: pd.Series, b: pd.Series) -> dict[str, Any]:
         c = fates.beats("", a, b)
-        return {"state": c.state, "p": c.p, "b": c.b, "c": c.c}
+        size = fates.reaches("", c, rules.SIZE_WORKS)
+        state = rules.REJECTED if size.state == rules.REJECTED else c.state
+        return {"state": state, "p": c.p, "b": c.b, "c": c.c, "diff": c.diff, "hi": c.hi, "no_size": c.state}
 
     sgd = {k: r[("SGD", k)] for k in ("middle", "none", "full")}
     edge = {o: r[(o, "middle")].astype(int) - r[(o, "full")].astype(int) for o in ("SGD", "AdamW")}
@@ -133,49 +137,84 @@ class OptimizerResult(ClaimResult):
     success: float
 
 
-def c12(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> OptimizerResult:
-    """C12: the anchor comparisons under AdamW and under SGD with momentum, and the SGD lr calibration.
-    Rule in the notebook."""
-    d = c12_design(**params)
-    P = get_profile(params["profile"])
-    seeds, protos, onsets, places = d.seeds, d.protos, d.onsets, d.places
-    window_frac, lr_grid, calibration_seeds = params["window_frac"], params["lr_grid"], params["calibration_seeds"]
-    history, runs = fetch(d.specs, results_dir, train_missing, workers)
-    sgd = protos["SGD"]
+@dataclass
+class _SgdCalibration:
+    t_mem_by_lr: dict[float, float]  # mean t_mem without weight decay per learning rate (inf: a seed never fits)
+    chosen: float  # the learning rate the mid-run fitting criterion picks (`mid_fit_lr`)
+    table: pd.DataFrame
+    runs: pd.DataFrame
+    curves: pd.DataFrame
+
+
+def _sgd_calibration(runs: pd.DataFrame, history: pd.DataFrame, steps: int) -> _SgdCalibration:
+    """The SGD learning-rate calibration's runs, table and training curves, and the rate its criterion picks."""
     cal = runs[runs["part"] == "calibration"]
     t_mem_by_lr = {lr: float(g["t_mem"].mean()) if g["t_mem"].notna().all() else math.inf
                    for lr, g in cal.groupby("lr")}
-    chosen = mid_fit_lr(t_mem_by_lr, P.steps)
-    cal_table = cal.groupby("lr").agg(t_mem=("t_mem", "mean"), fitted=("t_mem", lambda t: int(t.notna().sum())),
-                                      seeds=("seed", "count"), final_train=("final_train", "mean"),
-                                      final_ood=("final_ood", "mean")).reset_index()
-    cal_hist = history[history["part"] == "calibration"]
-    cal_curves = stats.mean_ci(cal_hist.assign(condition=cal_hist["lr"].map(lambda v: f"lr {v:g}")),
-                               ["condition", "step"], "acc/train")
+    table = cal.groupby("lr").agg(t_mem=("t_mem", "mean"), fitted=("t_mem", lambda t: int(t.notna().sum())),
+                                  seeds=("seed", "count"), final_train=("final_train", "mean"),
+                                  final_ood=("final_ood", "mean")).reset_index()
+    hist = history[history["part"] == "calibration"]
+    curves = stats.mean_ci(hist.assign(condition=hist["lr"].map(lambda v: f"lr {v:g}")), ["condition", "step"],
+                           "acc/train")
+    return _SgdCalibration(t_mem_by_lr, mid_fit_lr(t_mem_by_lr, steps), table, cal, curves)
+
+
+def c12(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> OptimizerResult:
+    """C12: the anchor comparisons under AdamW and under SGD with momentum, and the SGD lr calibration; the
+    verdict combines `c12_parts` (the page states the rule before its runs)."""
+    d = c12_design(**params)
+    P = get_profile(params["profile"])
+    history, runs = fetch(d.specs, results_dir, train_missing, workers)
+    cal = _sgd_calibration(runs, history, P.steps)
     per_run = runs[runs["part"] == "conditions"].copy()
-    per_run["name"] = anchors.name_placements(per_run, P, places)
+    per_run["name"] = anchors.name_placements(per_run, P, d.places)
     contrasts = paired_contrasts(per_run, "optimizer")
+    parts = c12_parts(per_run)
+    table = condition_table(per_run, ["optimizer", "name"])
+    numbers = _c12_numbers(params, d, P, parts, contrasts, table, cal)
+    row = _c12_row(numbers, table, parts, len(d.seeds))
+    numbers["ours"] = row["ours"]
+    hist = history[history["part"] == "conditions"].copy()
+    hist["name"] = anchors.name_placements(hist, P, d.places)
+    curves = stats.mean_ci(hist, ["optimizer", "name", "step"], "acc/test_ood").rename(columns={"name": "condition"})
+    order = ["none", "full", "early", "middle", "late"]
+    sched = {opt: schedule_frame(dict(zip(order, _ordered_schedules(P, pr, d.onsets, d.places, params["window_frac"]),
+                                          strict=True)), P.steps) for opt, pr in d.protos.items()}
+    return OptimizerResult(rows=[row], numbers=numbers, summary=d.summary, per_run=per_run, table=table,
+                           contrasts=contrasts, calibration=cal.table, calibration_runs=cal.runs,
+                           calibration_curves=cal.curves, curves=curves, schedules_sgd=sched["SGD"],
+                           schedules_adamw=sched["AdamW"], order=order, steps=P.steps, success=SUCCESS_OOD)
+
+
+def _c12_numbers(params: dict[str, Any], d: OptimizerDesign, P: Size, parts: dict[str, dict[str, Any]],
+                 contrasts: pd.DataFrame, table: pd.DataFrame, cal: _SgdCalibration) -> dict[str, Any]:
+    """C12's glued numbers: the parts, the rules before (means; no size), the calibration, per optimizer and
+    condition."""
+    sgd, protos = d.protos["SGD"], d.protos
     c = contrasts.set_index(["optimizer", "contrast"])
     works = float(c.loc[("SGD", "middle − none"), "mean"]) >= anchors.PERSISTS
     gap_sgd, gap_adamw = (float(c.loc[(o, "middle − full"), "mean"]) for o in ("SGD", "AdamW"))
     much_worse = gap_sgd >= anchors.PERSISTS and gap_sgd > gap_adamw
-    old_verdict = rule_history.verdict_c12(works, much_worse)  # the rule before 2026-12-01, on mean OOD differences
-    parts = c12_parts(per_run)
-    verdict = rules.combine({k: v["state"] for k, v in parts.items()})
-    table = condition_table(per_run, ["optimizer", "name"])
     works_p, worse_p, masked_p = (parts[k] for k in C12_PARTS)
-    numbers = {"profile": P.name, "seeds": len(seeds), "verdict": verdict, "old_rule_verdict": old_verdict,
+    numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": rules.combine({k: v["state"]
+                                                                                   for k, v in parts.items()}),
+               "old_rule_verdict": rule_history.verdict_c12(works, much_worse),  # before 2026-12-01, on means
+               "no_size_verdict": rules.combine({k: v.get("no_size", v["state"]) for k, v in parts.items()}),
+               "size": rules.SIZE_WORKS, "hi_works": works_p["hi"],
+               "hi_worse": worse_p["hi"], "diff_works": works_p["diff"], "diff_worse": worse_p["diff"],
                "window_works": works, "constant_much_worse": much_worse,
                "part_works": works_p["state"], "p_works": works_p["p"], "b_works": works_p["b"],
                "c_works": works_p["c"], "part_worse": worse_p["state"], "p_worse": worse_p["p"],
                "b_worse": worse_p["b"], "c_worse": worse_p["c"], "part_masked": masked_p["state"],
                "p_masked": masked_p["p"], "sgd_edge": masked_p["sgd_edge"], "adamw_edge": masked_p["adamw_edge"],
                "sgd_lr": sgd.lr, "sgd_window_lambda": sgd.window_lambda,
-               "sgd_full_lambda": sgd.window_lambda * window_frac, "adamw_lr": protos["AdamW"].lr,
-               "adamw_window_lambda": protos["AdamW"].window_lambda, "criterion_lr": chosen,
-               "calibration_agrees": bool(chosen == sgd.lr), "lr_grid": ", ".join(f"{v:g}" for v in lr_grid),
-               "calibration_seeds": calibration_seeds, "momentum": config.SGD_MOMENTUM}
-    for lr, t in t_mem_by_lr.items():
+               "sgd_full_lambda": sgd.window_lambda * params["window_frac"], "adamw_lr": protos["AdamW"].lr,
+               "adamw_window_lambda": protos["AdamW"].window_lambda, "criterion_lr": cal.chosen,
+               "calibration_agrees": bool(cal.chosen == sgd.lr),
+               "lr_grid": ", ".join(f"{v:g}" for v in params["lr_grid"]),
+               "calibration_seeds": params["calibration_seeds"], "momentum": config.SGD_MOMENTUM}
+    for lr, t in cal.t_mem_by_lr.items():
         numbers[f"t_mem_lr_{lr:g}".replace(".", "p")] = t
     for (opt, name), v in c["mean"].items():
         tag = name.replace(" − ", "_minus_")
@@ -185,32 +224,23 @@ def c12(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     for _, r in table.iterrows():
         numbers[f"{r['optimizer'].lower()}_ood_{r['name']}"] = float(r["final_ood"])
         numbers[f"{r['optimizer'].lower()}_t_mem_{r['name']}"] = float(r["t_mem"])
-    start, end = protocol.window_steps(P, places["middle"], window_frac)
+    start, end = protocol.window_steps(P, d.places["middle"], params["window_frac"])
     numbers["middle_window"] = f"[{start:,}, {end:,})"
+    return numbers
 
-    def fmt(opt: str) -> str:
-        o = opt.lower()
-        return (f"{opt}: window {numbers[o + '_ood_middle']:.2f}, full {numbers[o + '_ood_full']:.2f}, none "
-                f"{numbers[o + '_ood_none']:.2f} (window − full {numbers[o + '_middle_minus_full']:+.2f} "
-                f"[{numbers[o + '_middle_minus_full_lo']:+.2f}, {numbers[o + '_middle_minus_full_hi']:+.2f}])")
+
+def _c12_row(numbers: dict[str, Any], table: pd.DataFrame, parts: dict[str, dict[str, Any]], n: int
+             ) -> dict[str, Any]:
+    works_p, worse_p, masked_p = (parts[k] for k in C12_PARTS)
     k = table.set_index(["optimizer", "name"])["reasoning"]
     fates = "; ".join(f"{o}: middle {int(k[(o, 'middle')])}, full {int(k[(o, 'full')])}, none "
                       f"{int(k[(o, 'none')])}" for o in ("SGD", "AdamW"))
-    row = score_row("C12", "the window reproduces under SGD with momentum; there constant WD is much worse than "
-                    "windowed, which AdamW partly masks",
-                    "SGD: window works, constant much worse; AdamW masks part of it",
-                    f"reasoning seeds of {len(seeds)}: {fates} (McNemar p: window vs none under SGD "
-                    f"{works_p['p']:.2f}, vs constant {worse_p['p']:.2f}; masked by AdamW, sign-flip p "
-                    f"{masked_p['p']:.2f}); SGD lr {sgd.lr:g}", P.name, len(seeds), verdict)
-    numbers["ours"] = row["ours"]
-    hist = history[history["part"] == "conditions"].copy()
-    hist["name"] = anchors.name_placements(hist, P, places)
-    curves = stats.mean_ci(hist, ["optimizer", "name", "step"], "acc/test_ood").rename(columns={"name": "condition"})
-    order = ["none", "full", "early", "middle", "late"]
-    sched = {opt: schedule_frame(dict(zip(order, _ordered_schedules(P, pr, onsets, places, window_frac),
-                                          strict=True)), P.steps) for opt, pr in protos.items()}
-    return OptimizerResult([row], numbers, d.summary, per_run, table, contrasts, cal_table, cal, cal_curves, curves,
-                           sched["SGD"], sched["AdamW"], order, P.steps, SUCCESS_OOD)
+    return score_row("C12", "the window reproduces under SGD with momentum; there constant WD is much worse than "
+                     "windowed, which AdamW partly masks",
+                     "SGD: window works, constant much worse; AdamW masks part of it",
+                     f"reasoning seeds of {n}: {fates} (McNemar p: window vs none under SGD "
+                     f"{works_p['p']:.2f}, vs constant {worse_p['p']:.2f}; masked by AdamW, sign-flip p "
+                     f"{masked_p['p']:.2f}); SGD lr {numbers['sgd_lr']:g}", numbers["profile"], n, numbers["verdict"])
 
 
 def _ordered_schedules(P: Size, pr: protocol.Protocol, onsets: list[float], places: dict[str, float],

@@ -119,53 +119,93 @@ def _fmt(f: dict[str, float]) -> str:
             else f"{f['exponent']:.2f} [{f['lo']:.2f}, {f['hi']:.2f}] ({f['n_gammas']} γ)")
 
 
-def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> RatesResult:
-    """C10: the two-timescale rate model against the transformer: its rates' γ-exponents, and its onset
-    edge (one time-scale constant fitted at γ = 1) against C5's measured edges."""
-    d = c10_design(**params)
-    P = get_profile(params["profile"])
-    proto = d.protocol
-    window_frac, n_theory = params["window_frac"], params["theory_seeds"]
-    fetch(d.specs, results_dir, train_missing, workers)  # every run at once (in parallel)
-    rate_hist, _ = fetch(d.rate_specs, results_dir, train_missing, workers, fates=False)
-    start = P.warmup_steps
+def _measured_rates(rate_hist: pd.DataFrame, gammas: list[float], start: int
+                    ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, float]]]]:
+    """Each rate run's early margin rates, and per regime the fitted γ-exponent of each pathway."""
     rates = pd.DataFrame([{"regime": r, "gamma": g, "seed": s, **theory.margin_rates(h, start)}
                           for (r, g, s), h in rate_hist.groupby(["regime", "gamma", "seed"], sort=False)])
     cell = {key: g for key, g in rates.groupby(["regime", "gamma"])}
-    by_regime = {r: {k: theory.rate_exponent(d.rate_gammas, [cell[(r, g)][k].to_numpy() for g in d.rate_gammas])
+    by_regime = {r: {k: theory.rate_exponent(gammas, [cell[(r, g)][k].to_numpy() for g in gammas])
                      for k in ("memorization", "reasoning")} for r in rates["regime"].unique()}
-    fits = by_regime[SGD]  # the rule's regime
-    sensitivity = regime_table(by_regime, rates)
-    rule_row = sensitivity[sensitivity["the rule's"]].iloc[0]
-    parts = {name: str(rule_row[name]) for name in rules.C10_PARTS}
-    verdict = str(rule_row["verdict"])
-    model = theory.RateModel()
-    th_rates = theory.initial_rates(model, d.rate_gammas)
-    th_slopes = {k: theory.loglog_slope(d.rate_gammas, v) for k, v in th_rates.items()}
+    return rates, by_regime
 
-    c5 = onsets.gamma_sweep(P, d.c5_seeds, d.c5_gammas, proto, d.onsets, window_frac, results_dir, train_missing,
-                            workers)
-    measured = c5.edges.set_index("gamma")
+
+@dataclass
+class _Overlay:
+    """The rate model's onset edge against C5's measured edges, one time-scale constant fitted at γ = 1."""
+
+    table: pd.DataFrame  # gamma, edge, edge_pm, t_mem, theory_frac, predicted, basin
+    fine: list[float]  # the model's onsets (fractions of the run)
+    share: np.ndarray  # the model's reasoning share per (onset, γ)
+    time_scale: float
+    mae: float  # mean |predicted − measured| at γ other than 1
+    inside: int  # of those, within the measured bracket
+    n: int
+    rho: float  # Spearman ρ(predicted, measured), where both exist
+
+
+def _overlay(model: theory.RateModel, edges: pd.DataFrame, gammas: list[float], window_frac: float, n_theory: int,
+             steps: int) -> _Overlay:
+    measured = edges.set_index("gamma")
     fine = [i / 200 for i in range(0, round(200 * (1 - window_frac)) + 1)]  # onsets every 0.5 % of the run
-    share = theory.window_shares(model, d.c5_gammas, fine, n_theory, window_frac)
+    share = theory.window_shares(model, gammas, fine, n_theory, window_frac)
     th_edge = np.array(theory.first_onset(fine, share))  # a fraction of the run, per γ
-    k = measured.loc[1.0, "edge"] / (th_edge[d.c5_gammas.index(1.0)] * P.steps)  # the one fitted constant
+    k = measured.loc[1.0, "edge"] / (th_edge[gammas.index(1.0)] * steps)  # the one fitted constant
     overlay = measured[["edge", "edge_pm", "t_mem"]].reset_index().assign(
-        theory_frac=th_edge, predicted=k * th_edge * P.steps, basin=share.max(axis=0))
+        theory_frac=th_edge, predicted=k * th_edge * steps, basin=share.max(axis=0))
     others = overlay[(overlay["gamma"] != 1.0)].dropna(subset=["edge", "predicted"])
     mae = float((others["predicted"] - others["edge"]).abs().mean()) if len(others) else math.nan
     inside = int(((others["predicted"] - others["edge"]).abs() <= others["edge_pm"]).sum())
     both = overlay.dropna(subset=["edge", "predicted"])  # does the theory order the edges as the runs do?
     rho = float(both["predicted"].corr(both["edge"], method="spearman")) if len(both) >= 3 else math.nan
+    return _Overlay(overlay, fine, share, float(k), mae, inside, int(len(others)), rho)
 
-    sgd_lr = d.sgd_lr
-    numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict, "rate_start": start,
-               "rate_steps": int(d.rate_specs[0][1].train.steps), "sgd_lr": sgd_lr, "margin": rules.C10_FLAT,
+
+def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **params: Any) -> RatesResult:
+    """C10: the two-timescale rate model against the transformer: its rates' γ-exponents, and its onset
+    edge (one time-scale constant fitted at γ = 1) against C5's measured edges."""
+    d = c10_design(**params)
+    P = get_profile(params["profile"])
+    n_theory = params["theory_seeds"]
+    fetch(d.specs, results_dir, train_missing, workers)  # every run at once (in parallel)
+    rate_hist, _ = fetch(d.rate_specs, results_dir, train_missing, workers, fates=False)
+    rates, by_regime = _measured_rates(rate_hist, d.rate_gammas, P.warmup_steps)
+    sensitivity = regime_table(by_regime, rates)
+    rule_row = sensitivity[sensitivity["the rule's"]].iloc[0]
+    parts = {name: str(rule_row[name]) for name in rules.C10_PARTS}
+    model = theory.RateModel()
+    th_rates = theory.initial_rates(model, d.rate_gammas)
+    c5 = onsets.gamma_sweep(P, d.c5_seeds, d.c5_gammas, d.protocol, d.onsets, params["window_frac"], results_dir,
+                            train_missing, workers)
+    ov = _overlay(model, c5.edges, d.c5_gammas, params["window_frac"], n_theory, P.steps)
+    numbers = _c10_numbers(d, P, str(rule_row["verdict"]), parts, by_regime, sensitivity, th_rates, ov, n_theory)
+    row = _c10_row(numbers, len(d.seeds))
+    placements = theory.placement_counts(model, d.rate_gammas, n_theory)
+    place = pd.DataFrame([{"placement": n, "gamma": g, "reasoning": int(c), "seeds": n_theory}
+                          for n, counts in placements.items() for g, c in zip(d.rate_gammas, counts, strict=True)])
+    margins = stats.mean_ci(rate_hist.melt(id_vars=["regime", "gamma", "seed", "step"],
+                                           value_vars=["margin/train", "margin/test_ood"], var_name="margin"),
+                            ["regime", "gamma", "margin", "step"], "value")
+    th_curve = pd.DataFrame([{"gamma": g, "onset_frac": f, "share": float(ov.share[i, j])}
+                             for i, f in enumerate(ov.fine) for j, g in enumerate(d.c5_gammas)])
+    return RatesResult(rows=[row], numbers=numbers, summary=d.summary, rates=rates, overlay=ov.table,
+                       placements=place, margins=margins, theory_onsets=th_curve,
+                       theory_rates=pd.DataFrame({"gamma": d.rate_gammas, **th_rates}), c5_table=c5.table,
+                       fits=by_regime, parts=parts, sensitivity=sensitivity, steps=P.steps)
+
+
+def _c10_numbers(d: RatesDesign, P: Size, verdict: str, parts: dict[str, str],
+                 by_regime: dict[str, dict[str, dict[str, float]]], sensitivity: pd.DataFrame,
+                 th_rates: dict[str, Any], ov: _Overlay, n_theory: int) -> dict[str, Any]:
+    """C10's glued numbers: the exponents under both regimes, the parts, the model's slopes and the overlay."""
+    th_slopes = {k: theory.loglog_slope(d.rate_gammas, v) for k, v in th_rates.items()}
+    numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": verdict, "rate_start": P.warmup_steps,
+               "rate_steps": int(d.rate_specs[0][1].train.steps), "sgd_lr": d.sgd_lr, "margin": rules.C10_FLAT,
                "theory_slope_mem": th_slopes["memorization"], "theory_slope_rea": th_slopes["reasoning"],
-               "time_scale": float(k), "overlay_mae": mae, "overlay_inside": inside, "overlay_n": int(len(others)),
-               "overlay_rho": rho, "theory_seeds": n_theory,
+               "time_scale": ov.time_scale, "overlay_mae": ov.mae, "overlay_inside": ov.inside, "overlay_n": ov.n,
+               "overlay_rho": ov.rho, "theory_seeds": n_theory,
                "old_verdict": rule_history.verdict_c10(by_regime[ADAMW]["memorization"], by_regime[ADAMW]["reasoning"])}
-    for prefix, f in (("", fits), ("adamw_", by_regime[ADAMW])):  # unprefixed: the rule's regime, plain SGD
+    for prefix, f in (("", by_regime[SGD]), ("adamw_", by_regime[ADAMW])):  # unprefixed: the rule's, plain SGD
         for short, key in (("mem", "memorization"), ("rea", "reasoning")):
             e = f[key]
             numbers.update({f"{prefix}exp_{short}": e["exponent"], f"{prefix}exp_{short}_lo": e["lo"],
@@ -176,22 +216,104 @@ def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     numbers["sensitivity_text"] = (
         f"the verdict is the same in all {len(sensitivity)} regimes of the sensitivity table" if flips.empty else
         "the verdict differs under " + "; ".join(f"{r.regime} ({r.verdict})" for r in flips.itertuples()))
-    numbers.update({f"theory_edge_{tag(g)}": float(f * P.steps) for g, f in zip(d.c5_gammas, th_edge, strict=True)})
-    ours = (f"early rates ∝ γ^k under plain SGD (lr {sgd_lr:g}, the theory's regime): memorization "
-            f"k = {numbers['exp_mem_text']}, reasoning (OOD margin) k = {numbers['exp_rea_text']}; under AdamW: "
-            f"{numbers['adamw_exp_mem_text']} and {numbers['adamw_exp_rea_text']}; theory's edge (time scale fitted "
-            f"at γ 1) vs measured: mean |Δ| {mae:.0f} steps, {inside}/{len(others)} inside the measured bracket")
-    row = {"claim": "C10", "statement": "two timescales: memorization rate Θ(1) in γ, reasoning rate Θ(γ²)",
-           "paper": "μ_m = Θ(1), μ_r = Θ(γ²) (theory)", "ours": ours, "profile": P.name, "seeds": len(d.seeds),
-           "verdict": verdict}
-    placements = theory.placement_counts(model, d.rate_gammas, n_theory)
-    place = pd.DataFrame([{"placement": n, "gamma": g, "reasoning": int(c), "seeds": n_theory}
-                          for n, counts in placements.items() for g, c in zip(d.rate_gammas, counts, strict=True)])
-    margins = stats.mean_ci(rate_hist.melt(id_vars=["regime", "gamma", "seed", "step"],
-                                           value_vars=["margin/train", "margin/test_ood"], var_name="margin"),
-                            ["regime", "gamma", "margin", "step"], "value")
-    th_curve = pd.DataFrame([{"gamma": g, "onset_frac": f, "share": float(share[i, j])}
-                             for i, f in enumerate(fine) for j, g in enumerate(d.c5_gammas)])
-    return RatesResult([row], numbers, d.summary, rates, overlay, place, margins, th_curve,
-                       pd.DataFrame({"gamma": d.rate_gammas, **th_rates}), c5.table, by_regime, parts, sensitivity,
-                       P.steps)
+    numbers.update({f"theory_edge_{tag(g)}": float(f * P.steps)
+                    for g, f in zip(d.c5_gammas, ov.table["theory_frac"], strict=True)})
+    return numbers
+
+
+def _c10_row(n: dict[str, Any], seeds: int) -> dict[str, Any]:
+    ours = (f"early rates ∝ γ^k under plain SGD (lr {n['sgd_lr']:g}, the theory's regime): memorization "
+            f"k = {n['exp_mem_text']}, reasoning (OOD margin) k = {n['exp_rea_text']}; under AdamW: "
+            f"{n['adamw_exp_mem_text']} and {n['adamw_exp_rea_text']}; theory's edge (time scale fitted "
+            f"at γ 1) vs measured: mean |Δ| {n['overlay_mae']:.0f} steps, {n['overlay_inside']}/{n['overlay_n']} "
+            f"inside the measured bracket")
+    return {"claim": "C10", "statement": "two timescales: memorization rate Θ(1) in γ, reasoning rate Θ(γ²)",
+            "paper": "μ_m = Θ(1), μ_r = Θ(γ²) (theory)", "ours": ours, "profile": n["profile"], "seeds": seeds,
+            "verdict": n["verdict"]}
+
+
+# ---------------------------------------------------------------------------------- the page's texts
+def margin_lines(rates: pd.DataFrame) -> str:
+    """Per regime, in words: the memorization rate at the smallest and largest γ, and at how many γ the OOD
+    margin grows and how much of its growth the training margin shares (markdown bullets)."""
+    lines = []
+    for regime in REGIMES:
+        mean = rates[rates["regime"] == regime].groupby("gamma")[["memorization", "reasoning", "train_margin"]].mean()
+        g0, g1 = mean.index.min(), mean.index.max()
+        grow = mean[mean["reasoning"] > 0]
+        shared = ((grow["reasoning"] / grow["train_margin"]).mean() if len(grow) else float("nan"))
+        m0, m1 = mean.loc[g0, "memorization"] * 1e3, mean.loc[g1, "memorization"] * 1e3
+        text = (f"* **{regime}.** Memorization rate (training over OOD margin): {m0:.3f}·10⁻³ per step at γ {g0:g}, "
+                f"{m1:.3f}·10⁻³ at γ {g1:g}. ")
+        text += (f"The OOD margin grows at {len(grow)} of {len(mean)} γ ({', '.join(f'{g:g}' for g in grow.index)}); "
+                 f"there its growth is on average {shared:.2f} of the training margin's (1: all of it shared)."
+                 if len(grow) else "The OOD margin grows at no γ.")
+        lines.append(text)
+    return "\n".join(lines)
+
+
+def exponent_text(n: dict[str, Any], name: str, prefix: str = "") -> str:
+    """A fitted γ-exponent with its interval and the γ it used, from a page's numbers."""
+    e, lo, hi, used = (n[f"{prefix}exp_{name}"], n[f"{prefix}exp_{name}_lo"], n[f"{prefix}exp_{name}_hi"],
+                       n[f"{prefix}exp_{name}_n"])
+    return "not measurable" if math.isnan(e) else f"{e:.2f} [{lo:.2f}, {hi:.2f}] over {used} γ"
+
+
+def _width(n: dict[str, Any], name: str) -> str:
+    lo, hi = n[f"exp_{name}_lo"], n[f"exp_{name}_hi"]
+    return "no interval" if math.isnan(lo) else f"width {hi - lo:.2f}"
+
+
+def verdict_text(n: dict[str, Any]) -> str:
+    """The page's verdict paragraph from its numbers: the exponents under both regimes, and the overlay."""
+    text = (f"Under plain SGD (lr {n['sgd_lr']:g}, the theory's regime) the transformer's early rates scale as γ^k "
+            f"with k = {exponent_text(n, 'mem')} for memorization ({_width(n, 'mem')}: *{n['part_mem']}*) and k = "
+            f"{exponent_text(n, 'rea')} for reasoning ({_width(n, 'rea')}: *{n['part_rea']}*); the model's slopes are "
+            f"{n['theory_slope_mem']:.2f} and {n['theory_slope_rea']:.2f}. Under AdamW (no part of the verdict): "
+            f"k = {exponent_text(n, 'mem', 'adamw_')} and {exponent_text(n, 'rea', 'adamw_')}. ")
+    if math.isnan(n["overlay_mae"]):
+        return text + "The overlay has no measured edge to compare at γ other than 1."
+    return text + (f"The model's edge, scaled at γ = 1, differs from the measured edges by {n['overlay_mae']:.0f} "
+                   f"steps on average at the other {n['overlay_n']} γ; {n['overlay_inside']} of {n['overlay_n']} fall "
+                   f"inside the measured bracket; Spearman ρ(model, measured) = {n['overlay_rho']:.2f}.")
+
+
+def lr_moves_text(fits: dict[str, dict[str, dict[str, float]]], sgd_lr: float) -> str:
+    """Where another plain-SGD learning rate moves an exponent (95 % intervals disjoint from the rule's), in
+    words; empty when none does."""
+    rule = fits[SGD]
+    moved = [(regime, path, f[path]) for regime, f in fits.items() if regime.startswith(f"{SGD}, lr")
+             for path in ("memorization", "reasoning")
+             if f[path]["hi"] < rule[path]["lo"] or f[path]["lo"] > rule[path]["hi"]]
+    if not moved:
+        return ""
+    return ("**The learning rate moves the exponents**: " + "; ".join(
+        f"{path} k = {e['exponent']:.2f} [{e['lo']:.2f}, {e['hi']:.2f}] under {regime} against "
+        f"{rule[path]['exponent']:.2f} [{rule[path]['lo']:.2f}, {rule[path]['hi']:.2f}] at lr {sgd_lr:g}"
+        for regime, path, e in moved)
+        + ". Under a gradient flow the rates would scale with the learning rate and keep their exponents, so over "
+          "these first steps the runs are not in the theory's regime at both rates, and a part that holds at one "
+          "learning rate only is weak support for the theory.")
+
+
+def model_vs_runs_text(result: RatesResult, theory_seeds: int) -> str:
+    """Where the rate model and the runs part (early windows, the memorization rate, no weight decay, large γ),
+    as markdown bullets."""
+    c5 = result.c5_table
+    early = c5[c5["onset"] == 0].set_index("gamma")
+    none = c5[c5["onset"] < 0].set_index("gamma")
+    place = result.placements.pivot(index="placement", columns="gamma", values="reasoning")
+    lines = [
+        f"* **Early windows.** The model: a window at onset 0 makes {int(place.loc['early'].max())} of "
+        f"{theory_seeds} seeds reason at any γ (weight decay kills r while it is tiny). The runs: "
+        + ", ".join(f"γ {g:g}: {int(r.reasoning)}/{int(r.seeds)}" for g, r in early.iterrows())
+        + " seeds reason at onset 0.",
+        f"* **Memorization rate.** The model's is flat in γ by construction; the transformer's k = "
+        f"{exponent_text(result.numbers, 'mem')}.",
+        f"* **No weight decay.** The model: {', '.join(str(int(v)) for v in place.loc['none'])} of {theory_seeds} "
+        f"seeds reason at γ {', '.join(f'{g:g}' for g in place.columns)}; the runs (C5's no-weight-decay cells): "
+        + ", ".join(f"γ {g:g}: {int(r.reasoning)}/{int(r.seeds)}" for g, r in none.iterrows()) + ".",
+        "* **Large γ.** The model's basin only grows with γ (it has no lazy-regime slow-down), so it cannot "
+        "show C7's decline at large γ; the [C6/C7 page](c06_c07_basin) measures it.",
+    ]
+    return "\n".join(lines)

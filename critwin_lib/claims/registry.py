@@ -11,22 +11,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from critwin_lib import config, store
+from critwin_lib import config, paths, store
 from critwin_lib.claims import (
     calibration,
     depth,
+    grokking,
     init_scale,
     instrumentation,
     optimizer,
     rates,
     relapse,
-    specificity,
+    scan_split,
     window_onset,
     window_placement,
 )
 from critwin_lib.claims.core import RUNTIME_PARAMS, ClaimResult, Design, configs
 
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS = paths.NOTEBOOKS
 
 
 @dataclass(frozen=True)
@@ -55,21 +56,22 @@ class Page:
 # The core claims at the paper's 20,000 steps with 12 seeds (C4: 8 per onset), under the protocol
 # calibrated at that length; without the quick pages' extras (slider onsets, the other protocol's table).
 PAPER_LENGTH = {"n_seeds": 12, "alt_protocol": ""}
+PAPER_LOOKS = {"looks": [12, 22, 32]}  # C1's and C2's sequential design at that length (12: the first look)
 
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
     Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01,
-         {"paper": PAPER_LENGTH | {"slider_starts": []}}),
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | {"slider_starts": []}}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
     Page("c02_c03_budget_placement", ("C2", "C3"), window_placement.c02_c03_design, window_placement.c02_c03,
-         {"paper": PAPER_LENGTH | {"onset_fracs": []}}),
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | {"onset_fracs": []}}),
     Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04,
-         {"paper": PAPER_LENGTH | {"n_seeds": 8}}),
+         {"paper": PAPER_LENGTH | {"n_seeds": 8, "cliff_fracs": []}}),  # its fine grid: training, not yet read
     Page("c04b_window_vs_fitting", ("C4b",), window_onset.c04b_design, window_onset.c04b),
     Page("c05_init_scale_window", ("C5",), init_scale.c05_design, init_scale.c05),
     Page("c06_c07_basin", ("C6", "C7"), init_scale.c06_c07_design, init_scale.c06_c07),
-    Page("c08_grokking", ("C8",), specificity.c08_design, specificity.c08),
-    Page("c09_scan", ("C9",), specificity.c09_design, specificity.c09),
+    Page("c08_grokking", ("C8",), grokking.c08_design, grokking.c08),
+    Page("c09_scan", ("C9",), scan_split.c09_design, scan_split.c09),
     Page("c10_two_timescales", ("C10",), rates.c10_design, rates.c10),
     Page("c11_depth", ("C11",), depth.c11_design, depth.c11),
     Page("c12_optimizer", ("C12",), optimizer.c12_design, optimizer.c12),

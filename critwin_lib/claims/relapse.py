@@ -164,8 +164,9 @@ def c01_relapse(*, results_dir: str, train_missing: bool = True, workers: int = 
     variant = d.specs[0][1].task.variant
     curves = reasoning_share(history[history["branch"].isin(BRANCHES)])
     sched = schedules.schedule_frame(d.schedules, d.steps).assign(window_start=float(d.start))
-    return RelapseResult([], numbers, d.summary, per_run, table, parts, _examples(history, per_run, variant),
-                         curves, sched, d.start, d.end)
+    return RelapseResult(rows=[], numbers=numbers, summary=d.summary, per_run=per_run, table=table, parts=parts,
+                         answers=_examples(history, per_run, variant), curves=curves, schedules=sched, start=d.start,
+                         end=d.end)
 
 
 def reasoning_share(history: pd.DataFrame) -> pd.DataFrame:

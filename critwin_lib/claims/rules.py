@@ -30,6 +30,12 @@ C13_AGREE = 3  # C13: metrics whose interval agrees with the predicted sign, for
 HOLDS, REJECTED, UNDECIDED = "holds", "rejected", "undecided"
 ALPHA = 0.05
 MARGIN = 0.25  # equivalence margin on a difference of fate shares ("matches", "at chance as")
+# The paper's sizes, as differences of reasoning shares: a mean OOD accuracy m implies a share (m − 0.15) / 0.85
+# when seeds are bimodal (`fates.paper_share`); a part "A beats B by the paper's size" is rejected when the 95 %
+# interval of the difference lies below its size: the data exclude what the paper reports.
+SIZE_WORKS = 0.54  # the paper's "reasoning regime" (C4: mean OOD 0.61, share 0.54) against chance (0.15, share 0)
+C2_SIZE = 0.49  # C2's 5-9x read generously: middle at 0.61 (share 0.54), early at the top of the 0.07-0.19 it
+#                 implies (0.19, share 0.05)
 
 
 def part_beats(p_greater: float, p_less: float, alpha: float = ALPHA) -> str:
@@ -50,6 +56,14 @@ def part_matches(lo: float, hi: float, margin: float = MARGIN, target: float = 0
     if -margin < lo and hi < margin:
         return HOLDS
     return REJECTED if hi <= -margin or lo >= margin else UNDECIDED
+
+
+def part_reaches(hi: float, least: float) -> str:
+    """"The difference is of the paper's size" from the upper end of its 95 % interval: rejected when it lies below
+    `least` (the data exclude the paper's size), holds when it reaches it, undecided without an interval."""
+    if math.isnan(hi):
+        return UNDECIDED
+    return REJECTED if hi < least else HOLDS
 
 
 def part_found(share: float) -> str:

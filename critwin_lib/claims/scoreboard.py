@@ -17,13 +17,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from critwin_lib import paths
 from critwin_lib.claims import registry
 from critwin_lib.config import ConfigError
 from critwin_lib.store import DamagedRun, MissingResults
 
 CLAIMS_CSV_COLUMNS = ["claim", "statement", "paper", "ours", "profile", "seeds", "verdict"]
 NOT_RUN = "not run yet"  # a profile's row before all of its design's runs are stored
-REPO = registry.NOTEBOOKS.parent
 
 
 def page_params(p: registry.Page, profile: str, results_dir: str | Path) -> dict[str, Any]:
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m critwin_lib.claims",
                                  description="write results/claims.csv from the stored results")
     ap.add_argument("--profile", default="quick")
-    ap.add_argument("--results", type=Path, default=REPO / "results")
+    ap.add_argument("--results", type=Path, default=paths.RESULTS)
     ap.add_argument("--out", type=Path, default=None,
                     help="default: <results>/claims.csv (quick) or claims_<profile>.csv; '-' for stdout (then "
                          "numbers.json is not written)")

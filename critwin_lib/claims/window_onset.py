@@ -4,6 +4,7 @@ paper) does that onset edge move with the end of fitting (C4b)?
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from critwin_lib import config, protocol, stats
-from critwin_lib.claims import core, fates, onsets, rules
+from critwin_lib.claims import cliff, core, fates, onsets, rules
 from critwin_lib.claims import history as rule_history
 from critwin_lib.claims.core import ClaimResult, Design, fetch, onset_grid, score_row
 from critwin_lib.sizes import get_profile
@@ -21,13 +22,17 @@ from critwin_lib.sizes import get_profile
 @dataclass
 class SweepDesign(Design):
     grids: dict[str, list[int]]
+    # C4: the fine grid around the coarse edge (its specs are in `specs` too)
+    cliff: cliff.CliffDesign | None = dataclasses.field(default=None, kw_only=True)
 
 
 def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, window_frac: float,
-               alt_protocol: str = "", alt_n_seeds: int = 0, protocol_name: str = ""
-               ) -> SweepDesign:
+               alt_protocol: str = "", alt_n_seeds: int = 0, protocol_name: str = "", cliff_fracs: list | None = None,
+               cliff_seeds: int = 8, cliff_falling: bool = False) -> SweepDesign:
     """C4's runs: the 25 % window at every onset of a coarse grid, and no weight decay (n_seeds); the same
-    under `alt_protocol` (alt_n_seeds) for the sensitivity table."""
+    under `alt_protocol` (alt_n_seeds) for the sensitivity table; and the fine grid of `cliff_fracs` ([lo, hi]
+    as fractions of the run, onsets every 100 steps of 20,000; empty: none) with cliff_seeds, where the cliff's
+    rule decides whether the switch is sharp (`cliff_falling`: the edge the coarse sweep found is a fall)."""
     P = get_profile(profile)
     protocol_name = protocol.resolve(protocol_name, P)
     seeds = P.seeds(n_seeds)
@@ -39,19 +44,34 @@ def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, w
         protocol.get_protocol(alt_protocol, "alt_protocol")
         specs += onsets.sweep_specs(P, P.seeds(alt_n_seeds), gamma, alt_protocol, grid, window_frac)
         grids[alt_protocol] = grid
+    fine = None
+    if cliff_fracs:
+        if not isinstance(cliff_fracs, list | tuple) or len(cliff_fracs) != 2:
+            raise config.ConfigError(f"cliff_fracs: must be [lo_frac, hi_frac] or [], got {cliff_fracs!r}")
+        if not isinstance(cliff_falling, bool):
+            raise config.ConfigError(f"cliff_falling: must be True or False, got {cliff_falling!r}")
+        fine = cliff.cliff_design(profile=profile, n_seeds=cliff_seeds, gamma=gamma, lo_frac=cliff_fracs[0],
+                                  hi_frac=cliff_fracs[1], window_frac=window_frac, protocol_name=protocol_name,
+                                  falling=cliff_falling)
+        specs += fine.specs
     summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, onsets {grid}"
-               + (f"; {alt_protocol}: {len(P.seeds(alt_n_seeds))} seeds" if alt_protocol else ""))
-    return SweepDesign(specs, summary, seeds, grids, protocol=protocol_name)
+               + (f"; {alt_protocol}: {len(P.seeds(alt_n_seeds))} seeds" if alt_protocol else "")
+               + (f"; the cliff's fine grid: {fine.summary.split(': ', 1)[1]}" if fine else ""))
+    return SweepDesign(specs, summary, seeds, grids, cliff=fine, protocol=protocol_name)
 
 
-def decide_c4(runs: pd.DataFrame, grid_step: float, resolution: int) -> tuple[str, dict[str, str], onsets.ShareEdge]:
+def decide_c4(runs: pd.DataFrame, grid_step: float, resolution: int, fine: cliff.Cliff | None = None
+              ) -> tuple[str, dict[str, str], onsets.ShareEdge]:
     """C4 on the window runs of a sweep (with fates): the reasoning share rises through one half as the onset
-    moves later (bootstrap over seeds: in ≥ 95 % of resamples holds, ≤ 5 % rejected), and that rise is sharp
-    (within 4 × the paper's resolution; a grid coarser than that cannot tell)."""
+    moves later (bootstrap over seeds: in ≥ 95 % of resamples holds, ≤ 5 % rejected), and that rise is sharp:
+    the cliff's rule on the fine grid around the edge (`fine`, `cliff.decide_cliff`); without a fine grid, the
+    edge's interval within 4 × the paper's resolution on a grid that fine (a coarser grid cannot tell)."""
     edge = onsets.share_edge(runs)
     exists = rules.part_found(edge.found)
     sharp = rules.UNDECIDED  # the coarse grid cannot resolve a switch narrower than its spacing
-    if grid_step <= rules.EDGE_WIDTH * resolution and exists == rules.HOLDS:
+    if fine is not None:
+        sharp = fine.state
+    elif grid_step <= rules.EDGE_WIDTH * resolution and exists == rules.HOLDS:
         sharp = rules.HOLDS if edge.hi - edge.lo <= rules.EDGE_WIDTH * resolution else rules.UNDECIDED
     parts = {"an edge exists": exists, "the switch is sharp": sharp}
     return rules.combine(parts), parts, edge
@@ -66,6 +86,9 @@ class C4Result(ClaimResult):
     parts: dict[str, str]
     sensitivity: pd.DataFrame
     steps: int
+    cliff: cliff.Cliff | None = None  # the fine grid's reading (None: no fine grid at this profile)
+    cliff_table: pd.DataFrame | None = None  # its share per onset (`fates.share_table`; -1: no weight decay)
+    cliff_paper: pd.DataFrame | None = None  # the share per onset the paper's cliff implies (onset, share)
 
     def length_curves(self) -> pd.DataFrame:
         """The curves by onset, named by the onset's share of the run (the two lengths' onsets in steps differ)."""
@@ -86,24 +109,31 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     grid = d.grids[main]
     resolution = max(1, round(core.PAPER_RESOLUTION * P.steps / 20_000))
     length = protocol.window_steps(P, 0.0, params["window_frac"])[1]
-    history, per_run = fetch(d.specs, results_dir, train_missing, workers)
+    n_fine = len(d.cliff.specs) if d.cliff else 0
+    history, per_run = fetch(d.specs[:len(d.specs) - n_fine], results_dir, train_missing, workers)
     per_run["close_ood"] = fates.ood_at(history, per_run, [o + length if o >= 0 else P.steps
                                                            for o in per_run["onset"]])
+    fine_runs = _fine_runs(d.cliff, results_dir, train_missing, workers, length, P.steps)
     t_mem = per_run[per_run["onset"] < 0].set_index(["protocol", "seed"])["t_mem"]  # each seed's own, no decay
     per_run["onset_over_own_t_mem"] = [o / t_mem.get((p, s), math.nan) if o >= 0 else math.nan
                                        for p, s, o in zip(per_run["protocol"], per_run["seed"], per_run["onset"],
                                                           strict=True)]
     step = float(min(b - a for a, b in zip(grid, grid[1:], strict=False))) if len(grid) > 1 else math.inf
     main_runs = per_run[per_run["protocol"] == main]
-    verdict, parts, edge = decide_c4(main_runs[main_runs["onset"] >= 0], step, resolution)
+    fine = cliff.read_cliff(fine_runs, resolution, d.cliff.falling) if d.cliff else None
+    verdict, parts, edge = decide_c4(main_runs[main_runs["onset"] >= 0], step, resolution, fine)
     fall = onsets.share_edge(main_runs[main_runs["onset"] >= 0], falling=True)  # reported beside the rule, not in it
     table = fates.share_table(main_runs, ["onset"]).sort_values("onset").merge(
         main_runs.groupby("onset")[["final_train", "max_ood", "close_ood", "t_mem", "onset_over_own_t_mem"]]
         .mean().reset_index(),
         on="onset")
     sens = []
+    fine_by_metric = {metric: runs for _, metric, runs in fates.by_protocol_and_metric(fine_runs)} if d.cliff else {}
     for proto, metric, runs in fates.by_protocol_and_metric(per_run[per_run["onset"] >= 0]):
-        v, p, e = decide_c4(runs, step, resolution)
+        f = None
+        if proto == main and metric in fine_by_metric:
+            f = fine if metric == "final" else cliff.read_cliff(fine_by_metric[metric], resolution, d.cliff.falling)
+        v, p, e = decide_c4(runs, step, resolution, f)
         sens.append({"protocol": proto, "metric": metric, "seeds": int(runs["seed"].nunique()), "verdict": v,
                      "edge": e.edge, "edge_lo": e.lo, "edge_hi": e.hi, "found": e.found,
                      "parts": "; ".join(f"{k}: {s}" for k, s in p.items())})
@@ -129,10 +159,79 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     shares = ", ".join(f"{int(r['onset'])}: {int(r['reasoning'])}/{int(r['seeds'])}" for _, r in windows.iterrows())
     row = score_row("C4", "moving the window onset by 100 steps moves OOD from chance to reasoning",
                     "+100 steps: 0.15 → 0.61; +400: 0.93",
-                    f"reasoning seeds by onset {shares} (none {int(none['reasoning'])}/{n}); {edge.text()}",
+                    f"reasoning seeds by onset {shares} (none {int(none['reasoning'])}/{n}); {edge.text()}"
+                    + (f"; fine grid every {fine.resolution} steps over {min(fine.grid)}–{max(fine.grid)} "
+                       f"({fine.seeds} seeds): {fine.text()}" if fine is not None and fine.grid else ""),
                     P.name, n, verdict)
     curves = stats.mean_ci(history[history["protocol"] == main], ["onset", "step"], "acc/test_ood")
-    return C4Result([row], numbers, d.summary, table, per_run, curves, edge, parts, sens, P.steps)
+    cliff_table = paper = None
+    numbers.update(_range_numbers(table, n), **cliff_texts(fine, P.name, P.steps), length_name=lengths_name(P.name,
+                                                                                                         P.steps))
+    if fine is not None:
+        numbers.update(_cliff_numbers(fine, d.cliff))
+        cliff_table = fates.share_table(fine_runs, ["onset"]).sort_values("onset").reset_index(drop=True)
+        grid = sorted(d.cliff.grid)
+        paper = pd.DataFrame({"onset": grid, "share": cliff.paper_curve(grid, resolution, d.cliff.falling)})
+    return C4Result(rows=[row], numbers=numbers, summary=d.summary, table=table, per_run=per_run, curves=curves,
+                    edge=edge, parts=parts, sensitivity=sens, steps=P.steps, cliff=fine, cliff_table=cliff_table,
+                    cliff_paper=paper)
+
+
+def _fine_runs(fine: cliff.CliffDesign | None, results_dir: str, train_missing: bool, workers: int, length: int,
+               steps: int) -> pd.DataFrame:
+    """The cliff's runs (fine grid and no weight decay), with fates and the OOD accuracy when each window closes."""
+    if fine is None:
+        return pd.DataFrame(columns=["protocol", "onset", "seed", "fate", "final_ood"])
+    history, runs = fetch(fine.specs, results_dir, train_missing, workers)
+    runs["close_ood"] = fates.ood_at(history, runs, [o + length if o >= 0 else steps for o in runs["onset"]])
+    return runs
+
+
+CLIFF_ANSWER = {rules.HOLDS: "found", rules.REJECTED: "ruled out", rules.UNDECIDED: "neither found nor ruled out"}
+
+
+def cliff_texts(fine: cliff.Cliff | None, profile: str, steps: int) -> dict[str, str]:
+    """The cliff in words, at every profile (the intro quotes them): found, ruled out or neither, and why."""
+    if fine is None or math.isnan(fine.steepest):
+        why = ("no fine grid has been trained at this length yet" if fine is None else fine.text())
+        return {"cliff_answer": "not tested", "cliff_short": f"{why} ({profile}, {steps:,} steps)"}
+    way = "falls" if fine.falling else "rises"
+    return {"cliff_answer": CLIFF_ANSWER[fine.state],
+            "cliff_short": (f"at {lengths_name(profile, steps)}, onsets every {fine.resolution} steps from "
+                            f"{min(fine.grid):,} to {max(fine.grid):,} with {fine.seeds} seeds each: the share of "
+                            f"reasoning seeds {way} by {fine.bracket:+.2f} across that bracket (95 % interval "
+                            f"{fine.bracket_lo:+.2f} to {fine.bracket_hi:+.2f}), at most {fine.steepest:+.2f} between "
+                            f"neighbouring blocks {fine.span} steps apart (permutation p {fine.p_steepest:.2f}), "
+                            f"against the paper's jump of at least {cliff.CLIFF_JUMP:g} within {fine.span} steps")}
+
+
+def lengths_name(profile: str, steps: int) -> str:
+    """'the quick length (6,400 steps)'."""
+    name = {"paper": "the paper's length"}.get(profile, f"the {profile} length")
+    return f"{name} ({steps:,} steps)"
+
+
+def _range_numbers(table: pd.DataFrame, n: int) -> dict[str, Any]:
+    """How many seeds reason at the best and the worst onset of the coarse sweep, in words."""
+    w, none = table[table["onset"] >= 0], table[table["onset"] < 0].iloc[0]
+    lo, hi = int(w["reasoning"].min()), int(w["reasoning"].max())
+    k_none, n_none = int(none["reasoning"]), int(none["seeds"])
+    return {"highest_k": hi, "range_text": (
+        f"{lo} to {hi} of {n} seeds reason with the window across its {len(w)} onsets from 0 to "
+        f"{int(w['onset'].max()):,} steps, against {k_none} of {n_none} without weight decay")}
+
+
+def _cliff_numbers(fine: cliff.Cliff, design: cliff.CliffDesign) -> dict[str, Any]:
+    """The cliff's glued numbers (`cliff_...`)."""
+    grid = sorted(design.grid)
+    return {"cliff_state": fine.state, "cliff_text": fine.text(), "cliff_falling": fine.falling,
+            "cliff_seeds": fine.seeds, "cliff_onsets": len(grid), "cliff_lo": grid[0], "cliff_hi": grid[-1],
+            "cliff_resolution": fine.resolution, "cliff_span": fine.span, "cliff_jump": cliff.CLIFF_JUMP,
+            "cliff_steepest": fine.steepest, "cliff_steepest_at": fine.steepest_at, "cliff_p": fine.p_steepest,
+            "cliff_bracket": fine.bracket, "cliff_bracket_lo": fine.bracket_lo, "cliff_bracket_hi": fine.bracket_hi,
+            "cliff_slope": fine.slope, "cliff_slope_lo": fine.slope_lo, "cliff_slope_hi": fine.slope_hi,
+            "cliff_width": fine.width(fine.slope), "cliff_power": cliff.cliff_power(grid, fine.resolution,
+                                                                                    fine.seeds, fine.falling)}
 
 
 def _rest_text(table: pd.DataFrame) -> str:
@@ -212,9 +311,10 @@ def c04b(*, results_dir: str, train_missing: bool = True, workers: int = -1, **p
     d = c04b_design(**params)
     P = get_profile(params["profile"])
     a, b = d.pair
-    mine = {(lab["protocol"], lab["onset"], lab["seed"]): (lab, cfg) for lab, cfg in d.specs
-            if lab["seed"] in d.seeds and lab["protocol"] in d.pair and lab["onset"] in [-1, *d.grids[lab["protocol"]]]}
-    _, per_run = fetch(list(mine.values()), results_dir, train_missing, workers)
+    _, every = fetch(d.specs, results_dir, train_missing, workers)  # the old rule's sweeps too: all the design
+    on_grid = [o in (-1, *d.grids.get(p, [])) for p, o in zip(every["protocol"], every["onset"], strict=True)]
+    mine = every["seed"].isin(d.seeds) & every["protocol"].isin(d.pair) & pd.Series(on_grid, index=every.index)
+    per_run = every[mine].drop_duplicates(["protocol", "onset", "seed"]).reset_index(drop=True)
     t_mem = per_run[per_run["onset"] < 0].groupby("protocol")["t_mem"].mean()
     per_run["onset_over_t_mem"] = [o / t_mem[p] if o >= 0 else math.nan
                                    for p, o in zip(per_run["protocol"], per_run["onset"], strict=True)]
@@ -252,4 +352,5 @@ def c04b(*, results_dir: str, train_missing: bool = True, workers: int = -1, **p
     numbers["ours"] = ours
     row = score_row("C4b", "(beyond the paper) the window's onset edge moves with t_mem, the end of fitting",
                     "not studied", ours, P.name, n, verdict)
-    return C4bResult([row], numbers, d.summary, table, per_run, edges, shift, parts, P.steps)
+    return C4bResult(rows=[row], numbers=numbers, summary=d.summary, table=table, per_run=per_run, edges=edges,
+                     shift=shift, parts=parts, steps=P.steps)

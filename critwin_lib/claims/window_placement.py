@@ -9,6 +9,7 @@ the rule used before fates (`rules.verdict_c01`, ...) gives on the same runs.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from critwin_lib import checks, config, protocol, schedules, stats
-from critwin_lib.claims import core, fates, rules
+from critwin_lib import checks, config, protocol, schedules, sequential, stats
+from critwin_lib.claims import core, fates, looks, rules
 from critwin_lib.claims import history as rule_history
 from critwin_lib.claims.core import ClaimResult, Design, fetch, score_row
 from critwin_lib.sizes import Size, get_profile
@@ -29,16 +30,25 @@ PAPER_C3 = {"early": fates.paper_share(0.15), "late": fates.paper_share(0.15), "
 MEANS = ["final_train", "max_ood", "close_ood", "final_trained_shift", "t_mem"]  # the tables' per-condition means
 
 
-def decide_c1(r: dict[str, pd.Series]) -> tuple[str, dict[str, fates.Comparison]]:
-    """C1: the window beats no weight decay and matches full-run weight decay at equal budget."""
-    parts = {"beats none": fates.beats("window beats none", r["window"], r["none"]),
-             "matches full": fates.matches("window matches full (equal budget)", r["window"], r["full"])}
+def decide_c1(r: dict[str, pd.Series], levels: fates.Levels = fates.FIXED
+              ) -> tuple[str, dict[str, fates.Comparison]]:
+    """C1: the window beats no weight decay, by the paper's size (its reasoning regime against chance), and matches
+    full-run weight decay at equal budget; tests held to `levels` (a look of the sequential design)."""
+    won = fates.beats("window beats none", r["window"], r["none"], levels)
+    parts = {"beats none": won,
+             "reaches size": fates.reaches("window beats none by the paper's size", won, rules.SIZE_WORKS),
+             "matches full": fates.matches("window matches full (equal budget)", r["window"], r["full"],
+                                           levels=levels)}
     return rules.combine({k: c.state for k, c in parts.items()}), parts
 
 
-def decide_c2(r: dict[str, pd.Series]) -> tuple[str, dict[str, fates.Comparison]]:
-    """C2: at equal budget the middle window beats the early one."""
-    parts = {"middle beats early": fates.beats("middle beats early", r["middle"], r["early"])}
+def decide_c2(r: dict[str, pd.Series], levels: fates.Levels = fates.FIXED
+              ) -> tuple[str, dict[str, fates.Comparison]]:
+    """C2: at equal budget the middle window beats the early one, by the paper's size (5-9x at its weakest); tests
+    held to `levels` (a look of the sequential design)."""
+    won = fates.beats("middle beats early", r["middle"], r["early"], levels)
+    parts = {"middle beats early": won,
+             "reaches size": fates.reaches("middle beats early by the paper's size", won, rules.C2_SIZE)}
     return rules.combine({k: c.state for k, c in parts.items()}), parts
 
 
@@ -59,10 +69,21 @@ class PlacementDesign(Design):
     budget: float
     window_lambda: float
     protocols: list[str]
+    looks: list[int] = dataclasses.field(default_factory=list, kw_only=True)  # the sequential design's (C1, C2)
+
+
+def _looks(looks: list | None, n_seeds: int, P: Size) -> list[int]:
+    """The sequential design's looks (seed counts; default: this run's seeds alone), with n_seeds one of them."""
+    n = len(P.seeds(n_seeds))
+    planned = sequential.check_looks(looks) if looks else [n]
+    if n not in planned:
+        raise config.ConfigError(f"n_seeds: must be one of the sequential design's looks {planned}, got {n}")
+    return planned
 
 
 def _design(P: Size, seeds: dict[str, list[int]], gamma: float, conditions: dict[str, dict], summary: str,
-            close: dict[str, int | None], budget: float, lam: float, onset_seeds: list[int]) -> PlacementDesign:
+            close: dict[str, int | None], budget: float, lam: float, onset_seeds: list[int],
+            planned: list[int]) -> PlacementDesign:
     specs = []
     for proto, conds in conditions.items():
         for (name, start), wd in conds.items():
@@ -71,7 +92,7 @@ def _design(P: Size, seeds: dict[str, list[int]], gamma: float, conditions: dict
                        protocol.anchor_run(P, s, wd, gamma=gamma, protocol=proto)) for s in cell_seeds]
     main = next(iter(conditions))  # the page's protocol comes first, the sensitivity table's after it
     return PlacementDesign(specs, summary, seeds[main], conditions, close, P.steps, budget, lam, list(conditions),
-                           protocol=main)
+                           protocol=main, looks=planned)
 
 
 def _protocols(protocol_name: str, alt_protocol: str, alt_window_lambda: float, window_lambda: float
@@ -97,11 +118,13 @@ def _close_steps(per_run: pd.DataFrame, close: dict[str, int | None], default: i
 def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: float, window_frac: float,
                window_lambda: float, slider_starts: list, onset_seeds: int = 0, alt_protocol: str = "",
                alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
-               protocol_name: str = "") -> PlacementDesign:
+               protocol_name: str = "", looks: list | None = None) -> PlacementDesign:
     """C1's runs: none, full-run weight decay at equal budget and at equal λ and the 25 % window at the C1 start
-    (n_seeds), the same window at every slider start (onset_seeds), and the C1 conditions under
-    `alt_protocol` (alt_n_seeds) for the sensitivity table. Every parameter is checked first."""
+    (n_seeds, one of the sequential design's `looks`), the same window at every slider start (onset_seeds), and
+    the C1 conditions under `alt_protocol` (alt_n_seeds) for the sensitivity table. Every parameter is checked
+    first."""
     P = get_profile(profile)
+    planned = _looks(looks, n_seeds, P)
     protocol_name = protocol.resolve(protocol_name, P)
     lams = _protocols(protocol_name, alt_protocol, alt_window_lambda, window_lambda)
     seeds = {protocol_name: P.seeds(n_seeds)}
@@ -129,7 +152,7 @@ def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: f
                f"(the slider's other starts: {len(onset)}); C1 window [{c1_start}, {c1_end}) at λ = "
                f"{lams[protocol_name]:g}, budget Σλ = {budget:g}"
                + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else ""))
-    return _design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], onset)
+    return _design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], onset, planned)
 
 
 @dataclass
@@ -143,6 +166,7 @@ class C1Result(ClaimResult):
     schedules: pd.DataFrame
     c1_start: int
     steps: int
+    sequence: looks.Progress  # the sequential design's looks
 
     def length_curves(self) -> pd.DataFrame:
         """The C1 comparison's curves: the C1 window (not the slider's other starts), full, none."""
@@ -171,7 +195,10 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     per_run["close_ood"] = fates.ood_at(history, per_run, _close_steps(per_run, d.close, d.close["window"], length))
     c1_start = next(s for (name, s) in d.conditions[main] if name == "window")
     runs = per_run[per_run["protocol"] == main]
-    verdict, parts = decide_c1(_c1_select()(runs))
+    fixed_verdict, parts = decide_c1(_c1_select()(runs))
+    seq = looks.run(decide_c1, _c1_select()(runs), d.looks)
+    verdict = seq.verdict
+    parts = seq.taken[-1].parts if seq.taken else parts
     c1_runs = runs[runs["condition"] != "onset"]
     order = ["none", "window", "full, equal budget", "full, equal λ"]
     table = fates.share_table(c1_runs, ["condition"]).set_index("condition").loc[order].join(
@@ -184,11 +211,14 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     fitted = (strict["fate"] == "reasoning").groupby(strict["condition"]).sum()
     W, F, N = (float(t.loc[c, "final_ood"]) for c in ("window", "full, equal budget", "none"))
     n = len(d.seeds)
-    pw = fates.power(lambda r: decide_c1(r)[0], PAPER_C1, n)
-    numbers = {"verdict": verdict, "profile": params["profile"], "seeds": n, "gamma": float(params["gamma"]),
+    seq_power = looks.power(decide_c1, PAPER_C1, d.looks)
+    pw = seq_power["power"]
+    numbers = {"verdict": verdict, "fixed_verdict": fixed_verdict, **looks.numbers("", seq, seq_power),
+               "profile": params["profile"], "seeds": n, "gamma": float(params["gamma"]),
                "protocol": main, "window_lambda": d.window_lambda, "full_lambda": d.budget / d.steps,
                "power": pw, "seeds_for_80": fates.seeds_for_power(lambda r: decide_c1(r)[0], PAPER_C1),
                "old_rule_verdict": rule_history.verdict_c01(W, F, N), "headline": fates.headline(sens, verdict),
+               "no_size_verdict": rule_history.without_size(parts),
                "fitted_verdict": fates.row_verdict(sens, main, fates.FITTED),
                **fates.part_numbers("", parts)}
     for c in order:
@@ -201,8 +231,9 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     ours = (f"reasoning seeds: window {numbers['k_window']}/{n}, full {numbers['k_full']}/{n} (equal budget), "
             f"{numbers['k_full_lambda']}/{n} (equal λ), none {numbers['k_none']}/{n}; window − full "
             f"{parts['matches full'].diff:+.2f} [{parts['matches full'].lo:+.2f}, {parts['matches full'].hi:+.2f}] "
-            f"(90 %, margin ± {rules.MARGIN:g}); window vs none McNemar p {parts['beats none'].p:.3f}; "
-            f"mean OOD window {W:.2f}, full {F:.2f}, none {N:.2f}")
+            f"({100 * parts['matches full'].level:.4g} %, margin ± {rules.MARGIN:g}); window vs none McNemar p "
+            f"{parts['beats none'].p:.3f}; mean OOD window {W:.2f}, full {F:.2f}, none {N:.2f}; sequential design: "
+            f"{seq.status()}")
     row = score_row("C1", "WD in one 25% window matches WD over the whole run", "OOD 0.93 (window) vs 0.91 (full)",
                     ours, params["profile"], n, verdict)
     main_hist = history[history["protocol"] == main].copy()
@@ -211,20 +242,22 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     sched = pd.concat([schedules.schedule_frame({("window" if name == "onset" else name): wd}, d.steps)
                        .assign(window_start=start) for (name, start), wd in d.conditions[main].items()],
                       ignore_index=True)
-    return C1Result([row], numbers, d.summary, history, per_run, table, parts, sens, curves, sched, int(c1_start),
-                    d.steps)
+    return C1Result(rows=[row], numbers=numbers, summary=d.summary, history=history, per_run=per_run, table=table,
+                    parts=parts, sensitivity=sens, curves=curves, schedules=sched, c1_start=int(c1_start),
+                    steps=d.steps, sequence=seq)
 
 
 # --------------------------------------------------------------------------------------- C2, C3
 def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float,
                    window_lambda: float, span: list, onset_seeds: int = 0, onset_fracs: list | None = None,
                    alt_protocol: str = "", alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
-                   protocol_name: str = "") -> PlacementDesign:
+                   protocol_name: str = "", looks: list | None = None) -> PlacementDesign:
     """C2/C3's runs: the same budget Σλ in an early, a middle and a late window and over the paper's
     2,500-17,500 span scaled, against no weight decay (n_seeds); the same window at the other onsets of
     `onset_fracs` (onset_seeds) and the placements under `alt_protocol` (alt_n_seeds), for the sensitivity
-    table."""
+    table. n_seeds is one of C2's sequential design's `looks`."""
     P = get_profile(profile)
+    planned = _looks(looks, n_seeds, P)
     protocol_name = protocol.resolve(protocol_name, P)
     lams = _protocols(protocol_name, alt_protocol, alt_window_lambda, window_lambda)
     places = checks.placements(placements, window_frac, ("early", "middle", "late"))
@@ -255,7 +288,8 @@ def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict
     summary = (f"profile {P.name}: {P.steps} steps, {n} seeds, budget Σλ = {budget:g}"
                + (f"; other onsets: {len(P.seeds(onset_seeds))} seeds" if others else "")
                + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else ""))
-    return _design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], P.seeds(onset_seeds))
+    return _design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], P.seeds(onset_seeds),
+                   planned)
 
 
 def _placement_select(runs: pd.DataFrame, middle: float | None = None) -> dict[str, pd.Series]:
@@ -279,6 +313,7 @@ class PlacementResult(ClaimResult):
     curves: pd.DataFrame
     schedules: pd.DataFrame
     order: list[str]
+    sequence_c2: looks.Progress  # C2's sequential design's looks
 
     def length_curves(self) -> pd.DataFrame:
         return self.curves
@@ -294,7 +329,10 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     history, per_run = fetch(d.specs, results_dir, train_missing, workers)
     per_run["close_ood"] = fates.ood_at(history, per_run, _close_steps(per_run, d.close, d.close["middle"], length))
     runs = per_run[per_run["protocol"] == main]
-    v2, parts2 = decide_c2(_placement_select(runs))
+    fixed_c2, parts2 = decide_c2(_placement_select(runs))
+    seq2 = looks.run(decide_c2, {k: v for k, v in _placement_select(runs).items() if k in ("middle", "early")},
+                     d.looks)
+    v2, parts2 = seq2.verdict, (seq2.taken[-1].parts if seq2.taken else parts2)
     v3, parts3 = decide_c3(_placement_select(runs))
     fixed = runs[runs["condition"] != "onset"]
     order = list(dict.fromkeys(name for name, _ in d.conditions[main] if name != "onset"))
@@ -315,14 +353,16 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                                for o in onsets} if onsets else None)
     E, M, L, N = (float(t.loc[c, "final_ood"]) for c in ("early", "middle", "late", "none"))
     n = len(d.seeds)
+    power_c2 = looks.power(decide_c2, PAPER_C2, d.looks)
     span_name = next(c for c in order if c.startswith("span"))
     numbers = {"profile": params["profile"], "seeds": n, "protocol": main, "window_lambda": d.window_lambda,
                "budget": d.budget, "verdict_c2": v2, "verdict_c3": v3,
-               "power_c2": fates.power(lambda r: decide_c2(r)[0], PAPER_C2, n),
+               **looks.numbers("c2_", seq2, power_c2), "power_c2": power_c2["power"], "fixed_c2": fixed_c2,
                "power_c3": fates.power(lambda r: decide_c3(r)[0], PAPER_C3, n),
                "seeds_for_80_c2": fates.seeds_for_power(lambda r: decide_c2(r)[0], PAPER_C2),
                "seeds_for_80_c3": fates.seeds_for_power(lambda r: decide_c3(r)[0], PAPER_C3),
                "old_rule_c2": rule_history.verdict_c02(M, E, N), "old_rule_c3": rule_history.verdict_c03(E, L, N, M),
+               "no_size_c2": rule_history.without_size(parts2),
                "headline_c2": fates.headline(sens2, v2), "headline_c3": fates.headline(sens3, v3),
                "ood_span": float(t.loc[span_name, "final_ood"]), "ratio": M / E if E > 0 else math.inf,
                "c3_rest_text": fates.how_the_rest_end(table, ["early", "late", "none"]),
@@ -337,7 +377,9 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     c2p = parts2["middle beats early"]
     rows = [score_row("C2", "at equal budget, WD mid-run beats WD early", "middle 5-9x early",
                       f"reasoning seeds: middle {k['middle']}/{n} vs early {k['early']}/{n} (McNemar p {c2p.p:.3f}); "
-                      f"mean OOD middle {M:.2f} vs early {E:.2f}", params["profile"], n, v2),
+                      f"difference {c2p.diff:+.2f} [{c2p.lo:+.2f}, {c2p.hi:+.2f}] ({100 * c2p.level:.4g} %) against "
+                      f"the paper's ≥ {rules.C2_SIZE:g}; mean OOD middle {M:.2f} vs early {E:.2f}; sequential design: "
+                      f"{seq2.status()}", params["profile"], n, v2),
             score_row("C3", "the same budget early or late leaves OOD at chance, as no WD", "early, late ≈ 0.15 ≈ none",
                       f"reasoning seeds: early {k['early']}/{n}, late {k['late']}/{n}, none {k['none']}/{n}; "
                       + "; ".join(f"{c.part} {c.diff:+.2f} [{c.lo:+.2f}, {c.hi:+.2f}] (90 %)" for c in parts3.values()),
@@ -346,5 +388,6 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     curves = stats.mean_ci(main_hist, ["condition", "step"], "acc/test_ood")
     sched = schedules.schedule_frame({name: wd for (name, _), wd in d.conditions[main].items() if name != "onset"},
                                      d.steps)
-    return PlacementResult(rows, numbers, d.summary, history, per_run, table, parts2, parts3, sens2, sens3, curves,
-                           sched, order)
+    return PlacementResult(rows=rows, numbers=numbers, summary=d.summary, history=history, per_run=per_run, table=table,
+                           parts_c2=parts2, parts_c3=parts3, sensitivity_c2=sens2, sensitivity_c3=sens3, curves=curves,
+                           schedules=sched, order=order, sequence_c2=seq2)

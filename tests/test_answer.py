@@ -1,0 +1,43 @@
+"""The book's answer at a glance: both lengths' onset sweeps on one axis (the share of the run), their reference
+bands and the paper's numbers, drawn as a chart and as inline SVG with its data."""
+
+from types import SimpleNamespace
+from urllib.parse import unquote
+
+import pandas as pd
+
+from critwin_lib import length_charts
+from critwin_lib.claims import answer, fates
+
+
+def _table(onsets, k, n):
+    return pd.DataFrame({"onset": onsets, "reasoning": k, "seeds": n, "share": [a / n for a in k],
+                         "share_lo": 0.0, "share_hi": 1.0})
+
+
+def test_shares_put_each_length_on_the_share_of_its_run_with_its_fine_grid():
+    quick = SimpleNamespace(table=_table([-1, 0, 3200], [0, 6, 9], 12), steps=6400,
+                            cliff_table=_table([-1, 800, 832], [0, 3, 5], 8))
+    paper = SimpleNamespace(table=_table([-1, 0, 10000], [0, 6, 1], 8), steps=20000, cliff_table=None)
+    s = pd.concat([answer._shares(quick, "quick"), answer._shares(paper, "paper")], ignore_index=True)
+    assert set(s["grid"]) == {"coarse", "fine"} and (s["onset"] >= 0).all()  # no weight decay is a reference
+    assert s.loc[s["onset"] == 3200, "frac"].item() == 0.5 and s.loc[s["onset"] == 10000, "frac"].item() == 0.5
+    assert s["length"].str.contains("20,000 steps").sum() == 2
+
+
+def test_the_paper_points_are_its_own_numbers_as_shares():
+    g = answer.Glance(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(
+        [{"frac": f, "share": fates.paper_share(o), "claim": c, "label": "paper"} for f, o, c in answer.PAPER_POINTS]))
+    assert g.paper["share"].round(2).tolist() == [0.0, 0.92, 0.0]
+
+
+def test_the_answer_chart_draws_offline_as_svg_with_its_data():
+    shares = pd.concat([_table([0, 3200], [6, 9], 12).assign(grid="coarse", length="quick", frac=[0, 0.5]),
+                        _table([800], [3], 8).assign(grid="fine", length="quick", frac=[0.125])])
+    refs = _table([-1], [0], 12).assign(reference="no weight decay", length="quick")
+    paper = pd.DataFrame([{"frac": 0.375, "share": 0.92, "claim": "C1", "label": "paper"}])
+    html = length_charts.static_html(length_charts.answer_chart(shares, refs, paper, title="at a glance"))
+    svg = html.split("</svg>")[0]
+    assert html.startswith('<div class="critwin-static"><svg') and "<image" not in svg and 'href="http' not in svg
+    links = html.split('class="critwin-data"')[1]
+    assert links.count('download="at-a-glance') >= 3 and "onset" in unquote(links)

@@ -1,0 +1,31 @@
+"""What readers see (the book's pages, the notebooks, the README) speaks of the science: rules are named by their
+date, never by a tracker's issue numbers."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .conftest import REPO
+
+TRACKER = re.compile(r"""\bissues?\s*#?\d+|(?<![&\w"'])#\d{1,3}\b(?![0-9a-fA-F])|\bthe issue's\b""", re.I)
+
+
+def reader_texts() -> dict[str, str]:
+    """Every reader-facing text: the book's markdown, each notebook's cells (source only), the README."""
+    texts = {str(p.relative_to(REPO)): p.read_text() for p in sorted((REPO / "book").glob("*.md"))}
+    for nb in sorted((REPO / "notebooks").glob("*.ipynb")):
+        texts[str(nb.relative_to(REPO))] = "\n".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"])
+    texts["README.md"] = (REPO / "README.md").read_text()
+    return texts
+
+
+def test_the_pattern_sees_tracker_words_and_spares_colours():
+    assert TRACKER.search("the rule before #10 and why") and TRACKER.search("issue 37 says")
+    assert TRACKER.search("as the issue's grid") and TRACKER.search("(issue #11)")
+    assert not TRACKER.search('color="#555"') and not TRACKER.search("colour #1f77b4, step 10")
+
+
+def test_no_reader_text_names_a_tracker_item():
+    found = {path: m.group(0) for path, text in reader_texts().items() if (m := TRACKER.search(text))}
+    assert not found, found
