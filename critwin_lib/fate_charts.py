@@ -100,4 +100,6 @@ def cliff_chart(table: pd.DataFrame, paper: pd.DataFrame, title: str, level: flo
     `paper`: onset, share)."""
     claimed = alt.Chart(paper.assign(curve="the paper's cliff")).mark_line(strokeDash=[6, 3], color="#999").encode(
         x="onset:Q", y="share:Q", tooltip=["curve:N", "onset:Q", alt.Tooltip("share:Q", format=".2f")])
-    return alt.layer(claimed, share_chart(table, title, level)).properties(title=title)
+    label = alt.Chart(paper.tail(1).assign(text="the paper's cliff")).mark_text(
+        align="right", dy=-8, fontSize=11, color="#777").encode(x="onset:Q", y="share:Q", text="text:N")
+    return alt.layer(claimed, label, share_chart(table, title, level)).properties(title=title)

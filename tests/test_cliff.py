@@ -119,3 +119,11 @@ def test_the_cliff_in_words_for_the_intro():
     assert t["cliff_answer"] == "found" and t["cliff_short"].startswith("at the quick length (6,400 steps), onsets")
     flat = cliff.read_cliff(_grid_runs([0.5] * 24, 12, seed=3), resolution=32)
     assert window_onset.cliff_texts(flat, "quick", 6400)["cliff_answer"] == "ruled out"
+
+
+def test_a_grid_like_the_papers_cliff_is_common_under_it_and_a_flat_one_is_not():
+    grid = sorted(cliff.fine_grid(get_profile("quick"), 0.125, 0.25))
+    curve = list(cliff.paper_curve(grid, 32))
+    like = cliff.read_cliff(_grid_runs(curve, 8, seed=2), resolution=32)
+    flat = cliff.read_cliff(_grid_runs([0.5] * len(grid), 8, seed=2), resolution=32)
+    assert cliff.paper_p(like, draws=2000) > 0.05 and cliff.paper_p(flat, draws=2000) < 0.01

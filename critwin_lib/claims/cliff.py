@@ -228,6 +228,17 @@ def paper_curve(grid: list[int], resolution: int, falling: bool = False) -> np.n
     return np.where(d < 0, 0.0, np.where(d < 1, one * d, np.minimum(four, one + (four - one) * (d - 1) / 3)))
 
 
+def paper_p(fine: Cliff, draws: int = 10_000, seed: int = 0) -> float:
+    """Beside the rule: how often the paper's cliff (`paper_curve`, seeds independent) gives a grid of this size
+    whose steepest change is no steeper than this one's. Small: a grid like this one is not what the paper's cliff
+    looks like (its plateau included), though the rule's jump of 0.4 may still lie within the data."""
+    if math.isnan(fine.steepest):
+        return math.nan
+    curve, sign = paper_curve(fine.grid, fine.resolution, fine.falling), -1 if fine.falling else 1
+    x = (np.random.default_rng(seed).random((draws, fine.seeds, len(curve))) < curve).astype(float)
+    return float(np.mean((sign * block_changes(x)).max(axis=-1) <= fine.steepest + 1e-12))
+
+
 def cliff_power(grid: list[int], resolution: int, n_seeds: int, falling: bool = False, draws: int = POWER_DRAWS,
                 n_perm: int = N_POWER_PERM, seed: int = 0) -> float:
     """The chance the cliff's rule holds on this grid with n_seeds seeds if the paper's cliff were the truth (seeds

@@ -71,8 +71,16 @@ class Progress:
             taken = self.taken[k] if k < len(self.taken) else None
             row["verdict"] = taken.verdict if taken else "not taken"
             row["parts"] = "; ".join(f"{p}: {c.state}" for p, c in taken.parts.items()) if taken else ""
+            row["where it fell"] = "; ".join(f"{p}: {_observed(c)}" for p, c in taken.parts.items()) if taken else ""
             rows.append(row)
         return pd.DataFrame(rows)
+
+
+def _observed(c: fates.Comparison) -> str:
+    """A part's statistic at a look: its p for "beats", its interval otherwise."""
+    if c.test == "beats":
+        return f"{c.k_a}/{c.n} vs {c.k_b}/{c.n}, p {c.p:.4f}"
+    return f"{c.diff:+.2f} [{c.lo:+.2f}, {c.hi:+.2f}]"
 
 
 def run(decide: Decide, by_condition: dict[str, pd.Series], looks: list[int]) -> Progress:

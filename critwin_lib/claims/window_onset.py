@@ -230,7 +230,8 @@ def _cliff_numbers(fine: cliff.Cliff, design: cliff.CliffDesign) -> dict[str, An
             "cliff_steepest": fine.steepest, "cliff_steepest_at": fine.steepest_at, "cliff_p": fine.p_steepest,
             "cliff_bracket": fine.bracket, "cliff_bracket_lo": fine.bracket_lo, "cliff_bracket_hi": fine.bracket_hi,
             "cliff_slope": fine.slope, "cliff_slope_lo": fine.slope_lo, "cliff_slope_hi": fine.slope_hi,
-            "cliff_width": fine.width(fine.slope), "cliff_power": cliff.cliff_power(grid, fine.resolution,
+            "cliff_width": fine.width(fine.slope), "cliff_paper_p": cliff.paper_p(fine),
+            "cliff_power": cliff.cliff_power(grid, fine.resolution,
                                                                                     fine.seeds, fine.falling)}
 
 
