@@ -192,16 +192,18 @@ CLIFF_ANSWER = {rules.HOLDS: "found", rules.REJECTED: "ruled out", rules.UNDECID
 
 def cliff_texts(fine: cliff.Cliff | None, profile: str, steps: int) -> dict[str, str]:
     """The cliff in words, at every profile (the intro quotes them): found, ruled out or neither, and why."""
-    if fine is None or math.isnan(fine.steepest):
-        why = ("no fine grid has been trained at this length yet" if fine is None else fine.text())
-        return {"cliff_answer": "not tested", "cliff_short": f"{why} ({profile}, {steps:,} steps)"}
+    if fine is None:
+        return {"cliff_answer": "not tested",
+                "cliff_short": f"no fine grid has been trained at {lengths_name(profile, steps)} yet"}
+    if math.isnan(fine.steepest):
+        return {"cliff_answer": "not tested", "cliff_short": f"at {lengths_name(profile, steps)}: {fine.text()}"}
     way = "falls" if fine.falling else "rises"
     return {"cliff_answer": CLIFF_ANSWER[fine.state],
             "cliff_short": (f"at {lengths_name(profile, steps)}, onsets every {fine.resolution} steps from "
                             f"{min(fine.grid):,} to {max(fine.grid):,} with {fine.seeds} seeds each: the share of "
                             f"reasoning seeds {way} by {fine.bracket:+.2f} across that bracket (95 % interval "
                             f"{fine.bracket_lo:+.2f} to {fine.bracket_hi:+.2f}), at most {fine.steepest:+.2f} between "
-                            f"neighbouring blocks {fine.span} steps apart (permutation p {fine.p_steepest:.2f}), "
+                            f"neighbouring blocks {fine.span} steps apart (permutation p {fine.p_steepest:.3f}), "
                             f"against the paper's jump of at least {cliff.CLIFF_JUMP:g} within {fine.span} steps")}
 
 
