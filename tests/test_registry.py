@@ -1,5 +1,6 @@
 """The registry: every page is declared once, planned without training, and bad parameters stop the plan."""
 
+import pandas as pd
 import pytest
 
 from critwin_lib.claims import calibration, registry
@@ -65,3 +66,23 @@ def test_a_design_carries_the_protocol_it_resolved(profile):
     named = registry.page("c13_instrumentation")
     params = {**registry.notebook_defaults(named.notebook), "profile": "quick", "protocol_name": "mid-fit-matrices-20k"}
     assert named.design(**registry.design_params(params)).protocol == "mid-fit-matrices-20k"
+
+
+def test_the_fitted_regime_reads_how_low_a_window_pushes_training_accuracy(tmp_path):
+    """Tiny runs at smoke (the page's paper grid is the smoke profile there): part 2's table and the verdict."""
+    from critwin_lib.claims import calibration
+
+    specs = calibration.window_specs("smoke", 2, 1.0, {"mid-fit-matrices": [1.0]})
+    assert len(specs) == 2 * len(calibration.WINDOW_VARIANTS)
+    with pytest.raises(ConfigError, match="^paper_windows"):
+        calibration.window_specs("smoke", 2, 1.0, {"mid-fit-matrices": [-1.0]})
+    from critwin_lib.claims.core import fetch
+
+    history, runs = fetch(specs, str(tmp_path), True, 0)
+    table = calibration.window_table(history, runs)
+    assert list(table["variant"]) == list(calibration.WINDOW_VARIANTS) and (table["seeds"] == 2).all()
+    assert table["lowest_train"].between(0, 1).all() and (table["floor_held"] <= 2).all()
+    full = pd.DataFrame({"protocol": ["mid-fit-matrices"], "lambda": [1.0], "seeds": [2], "reasoning_fitted": [2]})
+    got = calibration.fitted_regime(full, table.assign(floor_held=2))
+    assert got["mid_fit_matrices_25pc_fitted_regime"] and got["mid_fit_matrices_50pc_fitted_regime_lambda"] == 1.0
+    assert not calibration.fitted_regime(full.assign(reasoning_fitted=1), table)["mid_fit_matrices_25pc_fitted_regime"]

@@ -10,12 +10,17 @@ from typing import Any
 
 import pandas as pd
 
-from critwin_lib import config, metrics, protocol, stats
+from critwin_lib import checks, config, metrics, protocol, stats
 from critwin_lib.claims import fates
 from critwin_lib.claims.core import ClaimResult, Design, condition_table, fetch
 from critwin_lib.sizes import get_profile
 
 MEMORIZED_OOD = 0.25  # this page's rule, fixed before its runs: memorizes = fitted and final OOD below this
+# The fitted regime's part 2 at the paper length (2026-12-04): the window of full-run λ's budget must keep training
+# accuracy at or above TRAIN_FLOOR while it is on, in most seeds. The C1 window (λ_win = 4 λ) and, as a variant
+# stated for all conditions alike, a window twice as long at half that λ (the same budget).
+WINDOW_VARIANTS = {"25 %": (0.375, 0.25, 4.0), "50 %": (0.25, 0.5, 2.0)}  # start, length, λ_win / λ_full
+TRAIN_FLOOR = 0.5
 
 
 def _with_rule(table: pd.DataFrame, runs: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -47,16 +52,35 @@ def _grid_design(profile: str, n_seeds: int, gamma: float, grid: Any, init_check
                                   f"{len(specs) + len(checks)} runs", seeds)
 
 
+def window_specs(profile: str, n_seeds: int, gamma: float, windows: Any) -> list:
+    """The fitted regime's window runs: for each protocol and full-run λ of `windows` ({protocol: [λ, ...]}), each
+    window of WINDOW_VARIANTS carrying that λ's budget, n_seeds each."""
+    P = get_profile(profile)
+    seeds = P.seeds(n_seeds, "paper_seeds")
+    if not isinstance(windows, dict):
+        raise config.ConfigError(f"paper_windows: must map protocol names to lists of full-run λ, got {windows!r}")
+    for name, lams in windows.items():
+        protocol.get_protocol(name, "paper_windows")
+        checks.positive_numbers(lams, "paper_windows", "positive full-run λ")
+    return [({"protocol": name, "lambda": float(lam), "variant": v, "seed": s},
+             protocol.anchor_run(P, s, protocol.window(P, start, length, k * lam), gamma=gamma, protocol=name))
+            for name, lams in windows.items() for lam in lams for v, (start, length, k) in WINDOW_VARIANTS.items()
+            for s in seeds]
+
+
 def c00_design(*, profile: str, n_seeds: int, gamma: float, grid: dict, init_check: list,
-               paper_grid: dict | None = None, paper_seeds: int = 4) -> Design:
+               paper_grid: dict | None = None, paper_seeds: int = 4, paper_windows: dict | None = None) -> Design:
     """For each protocol, no weight decay and constant λ over the whole run at each λ of `grid`
-    ({protocol: [λ, ...]}); without weight decay, the init scales of `init_check` (γ on σ₀); and the same for
-    `paper_grid` at the paper's length (`long_profile`) with `paper_seeds` seeds."""
+    ({protocol: [λ, ...]}); without weight decay, the init scales of `init_check` (γ on σ₀); the same for
+    `paper_grid` at the paper's length (`long_profile`) with `paper_seeds` seeds; and there the fitted regime's
+    windows for each λ of `paper_windows` (`window_specs`)."""
     d = _grid_design(profile, n_seeds, gamma, grid, init_check)
     if not paper_grid:
         return d
     long = _grid_design(long_profile(profile), paper_seeds, gamma, paper_grid, [], "paper_grid", "paper_seeds")
-    return Design(d.specs + long.specs, f"{d.summary}; paper length: {long.summary}", d.seeds)
+    wins = window_specs(long_profile(profile), paper_seeds, gamma, paper_windows or {})
+    return Design(d.specs + long.specs + wins, f"{d.summary}; paper length: {long.summary}"
+                  + (f", {len(wins)} window runs" if wins else ""), d.seeds)
 
 
 @dataclass
@@ -81,6 +105,7 @@ class CalibrationResult(ClaimResult):
     init: pd.DataFrame
     verdicts: dict[str, ProtocolCheck]
     paper: CalibrationResult | None = None  # the same for the paper-length grid
+    windows: pd.DataFrame | None = None  # the paper grid's fitted-regime windows (`window_table`), where run
 
 
 def protocol_check(t: pd.DataFrame) -> ProtocolCheck:
@@ -115,12 +140,52 @@ def c00(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     `.paper`) the same rule on the paper-length grid."""
     c00_design(**params)  # every parameter checked before anything trains
     paper_grid, paper_seeds = params.pop("paper_grid", None), params.pop("paper_seeds", 4)
+    paper_windows = params.pop("paper_windows", None) or {}
     result = _grid_page(results_dir, train_missing, workers, params)
     if paper_grid:
+        long = long_profile(params["profile"])
         result.paper = _grid_page(results_dir, train_missing, workers,
-                                  {**params, "profile": long_profile(params["profile"]), "n_seeds": paper_seeds,
-                                   "grid": paper_grid, "init_check": []})
+                                  {**params, "profile": long, "n_seeds": paper_seeds, "grid": paper_grid,
+                                   "init_check": []})
+        if paper_windows:
+            history, runs = fetch(window_specs(long, paper_seeds, params["gamma"], paper_windows), results_dir,
+                                  train_missing, workers)
+            result.paper.windows = window_table(history, runs)
+            result.paper.numbers.update(fitted_regime(result.paper.table, result.paper.windows))
     return result
+
+
+def window_table(history: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Per protocol, full-run λ and window variant: seeds, seeds that reason (and end fitted), the mean lowest
+    training accuracy while the window is on (up to the first evaluation after it closes), and the seeds whose
+    training accuracy stays ≥ TRAIN_FLOOR there."""
+    lowest = []
+    for key, v in zip(runs["key"], runs["variant"], strict=True):
+        h = history[history["key"] == key]
+        steps = int(h["step"].max())
+        start, length, _ = WINDOW_VARIANTS[v]
+        end = h.loc[h["step"] >= round((start + length) * steps), "step"].min()  # the first evaluation after it
+        on = h[(h["step"] >= round(start * steps)) & (h["step"] <= end)]
+        lowest.append(float(on["acc/train"].min()) if len(on) else math.nan)
+    runs = fates.with_fates(runs.assign(lowest_train=lowest), require_fit=True).assign(
+        fitted_reasoning=lambda r: r["fate"] == "reasoning", floor=lambda r: r["lowest_train"] >= TRAIN_FLOOR)
+    return runs.groupby(["protocol", "lambda", "variant"], sort=False).agg(
+        seeds=("seed", "count"), reasoning_fitted=("fitted_reasoning", "sum"), lowest_train=("lowest_train", "mean"),
+        floor_held=("floor", "sum"), final_train=("final_train", "mean"), final_ood=("final_ood", "mean")).reset_index()
+
+
+def fitted_regime(full: pd.DataFrame, windows: pd.DataFrame) -> dict[str, Any]:
+    """The fitted regime at the paper length, per protocol and window variant: some full-run λ at which most seeds
+    reason with the training set fitted (part 1) and whose window keeps most seeds' training accuracy at or above
+    TRAIN_FLOOR while on (part 2). Glue keys `<protocol>_fitted_regime_<variant>` and `..._lambda_<variant>`."""
+    out: dict[str, Any] = {"train_floor": TRAIN_FLOOR}
+    for (name, variant), w in windows.groupby(["protocol", "variant"], sort=False):
+        f = full[full["protocol"] == name].set_index("lambda")
+        ok = [lam for lam, r in w.set_index("lambda").iterrows() if lam in f.index
+              and f.loc[lam, "reasoning_fitted"] > f.loc[lam, "seeds"] / 2 and r["floor_held"] > r["seeds"] / 2]
+        tag = f"{name.replace('-', '_')}_{variant.replace(' %', 'pc')}"
+        out.update({f"{tag}_fitted_regime": bool(ok), f"{tag}_fitted_regime_lambda": min(ok) if ok else math.nan})
+    return out
 
 
 def _grid_page(results_dir: str, train_missing: bool, workers: int, params: dict[str, Any]) -> CalibrationResult:
