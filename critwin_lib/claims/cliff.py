@@ -195,8 +195,9 @@ def read_cliff(per_run: pd.DataFrame, resolution: int, falling: bool = False, n_
     jumps = adjacent_jumps(per_run, SPAN * resolution, falling)
     nan = math.nan
     if len(grid) < 2 * BLOCK or len(wide) < 2:
-        return Cliff(falling, resolution, grid, len(wide), wide.mean(), nan, nan, nan, nan, nan, nan, nan, nan, nan,
-                     rules.UNDECIDED, jumps)
+        return Cliff(falling=falling, resolution=resolution, grid=grid, seeds=len(wide), shares=wide.mean(),
+                     steepest=nan, steepest_at=nan, p_steepest=nan, bracket=nan, bracket_lo=nan, bracket_hi=nan,
+                     slope=nan, slope_lo=nan, slope_hi=nan, state=rules.UNDECIDED, jumps=jumps)
     x = wide.to_numpy()
     rng = np.random.default_rng(seed)
     changes = sign * block_changes(x)
@@ -213,8 +214,10 @@ def read_cliff(per_run: pd.DataFrame, resolution: int, falling: bool = False, n_
     g = np.asarray(grid, float) - np.mean(grid)
     slopes = sign * 100 * (xs * g).sum(axis=(1, 2)) / (len(x) * (g * g).sum())
     s_lo, s_hi = (float(np.quantile(slopes, q)) for q in (0.025, 0.975))
-    return Cliff(falling, resolution, grid, len(wide), wide.mean(), steepest, at, p, bracket, b_lo, b_hi, slope,
-                 s_lo, s_hi, decide_cliff(steepest, p, b_hi), jumps)
+    return Cliff(falling=falling, resolution=resolution, grid=grid, seeds=len(wide), shares=wide.mean(),
+                 steepest=steepest, steepest_at=at, p_steepest=p, bracket=bracket, bracket_lo=b_lo,
+                 bracket_hi=b_hi, slope=slope, slope_lo=s_lo, slope_hi=s_hi,
+                 state=decide_cliff(steepest, p, b_hi), jumps=jumps)
 
 
 def paper_curve(grid: list[int], resolution: int, falling: bool = False) -> np.ndarray:
