@@ -203,6 +203,16 @@ def test_a_size_part_is_rejected_when_the_interval_stays_below_the_papers_size()
     assert sized.text().endswith("the paper's size ≥ +0.49 → rejected") and won.state == "undecided"
 
 
+def test_a_size_part_that_holds_on_its_interval_alone_says_the_difference_is_below_the_papers_size():
+    from critwin_lib.claims import fates
+
+    short = fates.reaches("a beats b by the paper's size", fates.beats("a beats b", _seeds(12), _seeds(6)), 0.49)
+    assert short.state == "holds" and short.diff < 0.49  # +0.38: the interval reaches +0.49, the estimate does not
+    assert short.text().endswith("only its interval reaches it)")
+    full = fates.reaches("a beats b by the paper's size", fates.beats("a beats b", _seeds(14), _seeds(2)), 0.49)
+    assert full.state == "holds" and full.text().endswith("→ holds")
+
+
 def _seeds(k, n=16):
     return pd.Series([True] * k + [False] * (n - k), index=range(n))
 

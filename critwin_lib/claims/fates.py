@@ -89,7 +89,13 @@ class Comparison:
                     f" (held to {self.alpha:.2g})" if self.alpha != rules.ALPHA else ""),
                 "matches": f"margin ± {rules.MARGIN:g}", "size": f"the paper's size ≥ {self.least:+.2f}"}[self.test]
         return (f"{self.part}: {self.k_a}/{self.n} vs {self.k_b}/{self.n} seeds, difference {self.diff:+.2f}, {ci}, "
-                f"{test} → {self.state}")
+                f"{test} → {self.state}{self._short_of_size()}")
+
+    def _short_of_size(self) -> str:
+        """A size part that holds on its interval alone says so: the observed difference is below the paper's."""
+        if self.test == "size" and self.state == rules.HOLDS and self.diff < self.least:
+            return " (the observed difference is below the paper's size; only its interval reaches it)"
+        return ""
 
 
 Seeds = pd.Series | np.ndarray  # per seed, whether the run reasons (arrays: already aligned by seed)
