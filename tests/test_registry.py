@@ -70,8 +70,6 @@ def test_a_design_carries_the_protocol_it_resolved(profile):
 
 def test_the_fitted_regime_reads_how_low_a_window_pushes_training_accuracy(tmp_path):
     """Tiny runs at smoke (the page's paper grid is the smoke profile there): part 2's table and the verdict."""
-    from critwin_lib.claims import calibration
-
     specs = calibration.window_specs("smoke", 2, 1.0, {"mid-fit-matrices": [1.0]})
     assert len(specs) == 2 * len(calibration.WINDOW_VARIANTS)
     with pytest.raises(ConfigError, match="^paper_windows"):

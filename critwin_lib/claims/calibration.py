@@ -108,17 +108,22 @@ class CalibrationResult(ClaimResult):
     windows: pd.DataFrame | None = None  # the paper grid's fitted-regime windows (`window_table`), where run
 
 
+def _most(k: Any, n: Any) -> bool:
+    """"Most seeds", as this page's rules read it: more than half."""
+    return bool(k > n / 2)
+
+
 def protocol_check(t: pd.DataFrame) -> ProtocolCheck:
     """The rule on one protocol's table (indexed by λ; `memorizes` by this page's rule): most none seeds memorize,
     and at the full-run λ with the most reasoning seeds (ties: higher OOD) most seeds reason."""
     none_ok = 0.0 in t.index and t.loc[0.0, "memorizes"] >= t.loc[0.0, "seeds"] / 2
     best = t.drop(index=0.0, errors="ignore").sort_values(["reasoning", "final_ood"], ascending=False)
-    full_ok = len(best) > 0 and best["reasoning"].iloc[0] > best["seeds"].iloc[0] / 2
+    full_ok = len(best) > 0 and _most(best["reasoning"].iloc[0], best["seeds"].iloc[0])
     fit = t.drop(index=0.0, errors="ignore").sort_values(["reasoning_fitted", "final_ood"], ascending=False)
     return ProtocolCheck(bool(none_ok), bool(full_ok), float(best.index[0]) if len(best) else math.nan,
                          bool(none_ok and full_ok), float(t.loc[0.0, "t_mem"]) if 0.0 in t.index else math.nan,
                          float(fit.index[0]) if len(fit) else math.nan,
-                         bool(len(fit) and fit["reasoning_fitted"].iloc[0] > fit["seeds"].iloc[0] / 2))
+                         bool(len(fit) and _most(fit["reasoning_fitted"].iloc[0], fit["seeds"].iloc[0])))
 
 
 def describe(verdicts: dict[str, ProtocolCheck], steps: int) -> str:
@@ -159,9 +164,9 @@ def window_table(history: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Per protocol, full-run λ and window variant: seeds, seeds that reason (and end fitted), the mean lowest
     training accuracy while the window is on (up to the first evaluation after it closes), and the seeds whose
     training accuracy stays ≥ TRAIN_FLOOR there."""
-    lowest = []
+    by_key, lowest = dict(tuple(history.groupby("key"))), []
     for key, v in zip(runs["key"], runs["variant"], strict=True):
-        h = history[history["key"] == key]
+        h = by_key[key]
         steps = int(h["step"].max())
         start, length, _ = WINDOW_VARIANTS[v]
         end = h.loc[h["step"] >= round((start + length) * steps), "step"].min()  # the first evaluation after it
@@ -182,7 +187,7 @@ def fitted_regime(full: pd.DataFrame, windows: pd.DataFrame) -> dict[str, Any]:
     for (name, variant), w in windows.groupby(["protocol", "variant"], sort=False):
         f = full[full["protocol"] == name].set_index("lambda")
         ok = [lam for lam, r in w.set_index("lambda").iterrows() if lam in f.index
-              and f.loc[lam, "reasoning_fitted"] > f.loc[lam, "seeds"] / 2 and r["floor_held"] > r["seeds"] / 2]
+              and _most(f.loc[lam, "reasoning_fitted"], f.loc[lam, "seeds"]) and _most(r["floor_held"], r["seeds"])]
         tag = f"{name.replace('-', '_')}_{variant.replace(' %', 'pc')}"
         out.update({f"{tag}_fitted_regime": bool(ok), f"{tag}_fitted_regime_lambda": min(ok) if ok else math.nan})
     return out
