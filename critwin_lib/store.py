@@ -152,10 +152,12 @@ class Store:
             return 0
         removed = 0
         for p in self.runs.glob(f"{TMP_PREFIX}*"):
-            parts = p.name.rsplit("-", 3)  # .tmp-<key>-<host>-<pid>-<uuid>
-            mine = len(parts) == 4 and parts[1] == platform.node() and parts[2].isdigit()
-            old = time.time() - p.stat().st_mtime > max_age_s
-            if old or (mine and not _alive(int(parts[2]))) or p.name.startswith(f"{TMP_PREFIX}stale-"):
+            try:
+                age = time.time() - p.stat().st_mtime
+            except FileNotFoundError:
+                continue  # another process placed or removed it after we listed it
+            pid = _writer_pid(p.name)
+            if age > max_age_s or (pid is not None and not _alive(pid)) or p.name.startswith(f"{TMP_PREFIX}stale-"):
                 shutil.rmtree(p, ignore_errors=True)
                 removed += 1
         return removed
@@ -204,6 +206,15 @@ class Store:
             return measured[like]
         tokens = min(cfg.train.batch_size, 100_000) * cfg.task.seq_len / (256 * 9)
         return DEFAULT_MS_PER_STEP * tokens * cfg.model.n_layer / 2 * (cfg.model.d_model / 64) ** 2
+
+
+def _writer_pid(name: str) -> int | None:
+    """The process id in a temporary folder's name (`.tmp-<key>-<host>-<pid>-<uuid>`) when this host wrote it, else
+    None. The host is matched as a whole suffix, so a host name holding dashes is still recognised."""
+    head, _, rest = name.rpartition("-")  # rest: the uuid
+    head, _, pid = head.rpartition("-")
+    mine = head.endswith(f"-{platform.node()}") and pid.isdigit() and bool(rest)
+    return int(pid) if mine else None
 
 
 def _alive(pid: int) -> bool:

@@ -189,6 +189,36 @@ def test_stale_temporary_folders_are_cleared_but_a_live_one_is_kept(tmp_path):
     assert live.exists() and not dead.exists()
 
 
+def test_clearing_stale_folders_skips_one_another_process_places_while_it_looks(tmp_path, monkeypatch):
+    """Two pages training at once: one clears stale folders while the other renames its finished save into place,
+    so a folder listed a moment ago is gone when it is looked at. That is not an error."""
+    import os
+    import platform
+
+    store = Store(tmp_path)
+    store.runs.mkdir(parents=True)
+    live = store.runs / f".tmp-abd-{platform.node()}-{os.getpid()}-0000"
+    live.mkdir()
+    real_glob = Path.glob
+    monkeypatch.setattr(Path, "glob", lambda self, pattern: [*real_glob(self, pattern),
+                                                             self / f".tmp-gone-{platform.node()}-1-0000"])
+    assert store.clear_stale() == 0
+    assert live.exists()
+
+
+def test_a_host_name_with_dashes_still_names_its_own_dead_saves(tmp_path, monkeypatch):
+    import platform
+
+    monkeypatch.setattr(platform, "node", lambda: "ip-10-0-0-1")
+    store = Store(tmp_path)
+    store.runs.mkdir(parents=True)
+    dead = store.runs / f".tmp-abc-ip-10-0-0-1-{2**22 + 12345}-0000"
+    other_host = store.runs / f".tmp-abc-other-host-{2**22 + 12345}-0000"
+    dead.mkdir(), other_host.mkdir()
+    assert store.clear_stale() == 1
+    assert other_host.exists() and not dead.exists()
+
+
 def test_a_read_only_results_folder_is_refused_before_any_training(tmp_path, tiny_cfg, monkeypatch):
     import os
 
