@@ -3,6 +3,7 @@
 import pandas as pd
 import pytest
 
+from critwin_lib import protocol
 from critwin_lib.claims import calibration, registry
 from critwin_lib.config import ConfigError
 
@@ -54,8 +55,6 @@ def test_calibration_rule_needs_both_fates():
 def test_a_design_carries_the_protocol_it_resolved(profile):
     """A page reads its protocol back from its design (one `protocol.resolve` per page): for every page with a
     `protocol_name`, the design's protocol is the profile's calibrated one, and a named one is kept."""
-    from critwin_lib import protocol
-
     pages = [p for p in registry.PAGES if "protocol_name" in registry.notebook_defaults(p.notebook)]
     assert len(pages) >= 8
     for p in pages:
@@ -84,3 +83,38 @@ def test_the_fitted_regime_reads_how_low_a_window_pushes_training_accuracy(tmp_p
     got = calibration.fitted_regime(full, table.assign(floor_held=2))
     assert got["mid_fit_matrices_25pc_fitted_regime"] and got["mid_fit_matrices_50pc_fitted_regime_lambda"] == 1.0
     assert not calibration.fitted_regime(full.assign(reasoning_fitted=1), table)["mid_fit_matrices_25pc_fitted_regime"]
+
+
+def test_the_fitted_choice_follows_the_order_stated_before_part_two():
+    """Part 1 and part 2 read from tables; when several choices pass, the protocol in use at that length comes
+    first, then its smallest λ, then the 25 % window before the 50 % one."""
+    def full_table(fitted: dict) -> pd.DataFrame:
+        rows = [{"protocol": n, "lambda": lam, "seeds": 4, "reasoning_fitted": k, "final_ood": 0.5}
+                for (n, lam), k in fitted.items()]
+        return pd.DataFrame(rows + [{"protocol": n, "lambda": 0.0, "seeds": 4, "reasoning_fitted": 0,
+                                     "final_ood": 0.2} for n in {n for n, _ in fitted}])
+
+    def windows(held: dict) -> pd.DataFrame:
+        return pd.DataFrame([{"protocol": n, "lambda": lam, "variant": v, "seeds": 4, "floor_held": k,
+                              "lowest_train": 0.6} for (n, lam, v), k in held.items()])
+
+    lr1, lr2 = "mid-fit-matrices-20k", "quarter-fit-matrices-20k"
+    assert protocol.resolve("", "paper") == lr1
+    full = full_table({(lr1, 3.0): 1, (lr1, 6.0): 3, (lr1, 9.0): 4, (lr2, 3.0): 4})
+    none = calibration.fitted_choice(full_table({(lr1, 9.0): 1, (lr2, 4.5): 2}), None, "paper")
+    assert none["fitted_choice"] == "" and none["fitted_text"].startswith("No protocol of the grid passes part 1")
+    assert "lr 1e-4 (λ 9) has 1 of 4" in none["fitted_text"]
+    waiting = calibration.fitted_choice(full, None, "paper")
+    assert waiting["fitted_choice"] == "" and "lr 1e-4 at λ 6, 9; lr 2e-4 at λ 3" in waiting["fitted_text"]
+    assert waiting["fitted_text"].endswith("not run yet.")
+    every = {(n, lam, v): 4 for n, lam in [(lr1, 6.0), (lr1, 9.0), (lr2, 3.0)] for v in calibration.WINDOW_VARIANTS}
+    got = calibration.fitted_choice(full, windows(every), "paper")
+    assert (got["fitted_choice"], got["fitted_choice_lambda"], got["fitted_choice_variant"]) == (lr1, 6.0, "25 %")
+    assert got["fitted_choice_window_lambda"] == 24.0 and "passes both parts" in got["fitted_text"]
+    got = calibration.fitted_choice(full, windows({**every, (lr1, 6.0, "25 %"): 2}), "paper")
+    assert (got["fitted_choice_lambda"], got["fitted_choice_variant"]) == (6.0, "50 %")
+    got = calibration.fitted_choice(full, windows({**every, (lr1, 6.0, "25 %"): 2, (lr1, 6.0, "50 %"): 1,
+                                                   (lr1, 9.0, "25 %"): 0, (lr1, 9.0, "50 %"): 2}), "paper")
+    assert (got["fitted_choice"], got["fitted_choice_lambda"]) == (lr2, 3.0)
+    got = calibration.fitted_choice(full, windows({k: 2 for k in every}), "paper")
+    assert got["fitted_choice"] == "" and "No window passes part 2" in got["fitted_text"]

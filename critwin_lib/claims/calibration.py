@@ -157,7 +157,53 @@ def c00(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                                   train_missing, workers)
             result.paper.windows = window_table(history, runs)
             result.paper.numbers.update(fitted_regime(result.paper.table, result.paper.windows))
+        result.paper.numbers.update(fitted_choice(result.paper.table, result.paper.windows, long))
     return result
+
+
+def fitted_choice(full: pd.DataFrame, windows: pd.DataFrame | None, profile: str) -> dict[str, Any]:
+    """The protocol the paper-length claims take under the fitted regime, by the order stated on the page before
+    part 2's runs: the learning rate already in use first, then its smallest full-run λ passing both parts, the 25 %
+    window before the 50 % variant. Keys `fitted_choice` (protocol name, "" when none passes), `fitted_choice_lambda`
+    (full-run λ), `fitted_choice_variant`, `fitted_choice_window_lambda`, and `fitted_text` (one Markdown
+    sentence or two saying where the grid stands)."""
+    in_use = protocol.resolve("", profile)
+    decayed = full[full["lambda"] > 0].sort_values("lambda", kind="stable")
+    names = sorted(decayed["protocol"].unique(), key=lambda n: n != in_use)  # stable: grid order after it
+    part1 = {n: [float(r["lambda"]) for _, r in decayed[decayed["protocol"] == n].iterrows()
+                 if _most(r["reasoning_fitted"], r["seeds"])] for n in names}
+    lr = {n: f"lr {protocol.get_protocol(n).lr:.0e}".replace("e-0", "e-") for n in names}
+    best = {n: decayed[decayed["protocol"] == n].sort_values(["reasoning_fitted", "final_ood"], ascending=False)
+            .iloc[0] for n in names}  # as `protocol_check` picks the fitted λ
+    if not any(part1.values()):
+        return {"fitted_choice": "", "fitted_choice_lambda": math.nan, "fitted_choice_variant": "",
+                "fitted_choice_window_lambda": math.nan,
+                "fitted_text": "No protocol of the grid passes part 1: at its best full-run λ "
+                + "; ".join(f"{lr[n]} (λ {b['lambda']:g}) has {int(b['reasoning_fitted'])} of {int(b['seeds'])} "
+                            "seeds reasoning with the training set fitted" for n, b in best.items()) + "."}
+    passes = "; ".join(f"{lr[n]} at λ " + ", ".join(f"{lam:g}" for lam in lams) for n, lams in part1.items() if lams)
+    text = f"Part 1 passes (most seeds reason with the training set fitted) at {passes}."
+    rows = [] if windows is None else [
+        (n, lam, v, r) for n, lams in part1.items() for lam in lams
+        for v in WINDOW_VARIANTS for _, r in windows[(windows["protocol"] == n) & (windows["lambda"] == lam)
+                                                     & (windows["variant"] == v)].iterrows()]
+    if not rows:
+        return {"fitted_choice": "", "fitted_choice_lambda": math.nan, "fitted_choice_variant": "",
+                "fitted_choice_window_lambda": math.nan,
+                "fitted_text": text + " Part 2's window runs for those λ are not run yet."}
+    held = [(n, lam, v, r) for n, lam, v, r in rows if _most(r["floor_held"], r["seeds"])]
+    seen = "; ".join(f"{lr[n]}, λ {lam:g}, {v} window (λ {WINDOW_VARIANTS[v][2] * lam:g}): training accuracy "
+                     f"≥ {TRAIN_FLOOR:g} throughout in {int(r['floor_held'])} of {int(r['seeds'])} seeds (lowest "
+                     f"{r['lowest_train']:.2f} on average)" for n, lam, v, r in rows)
+    if not held:
+        return {"fitted_choice": "", "fitted_choice_lambda": math.nan, "fitted_choice_variant": "",
+                "fitted_choice_window_lambda": math.nan,
+                "fitted_text": text + f" No window passes part 2: {seen}."}
+    n, lam, v, _ = held[0]  # rows are in the stated order: protocol in use first, smallest λ, 25 % before 50 %
+    return {"fitted_choice": n, "fitted_choice_lambda": lam, "fitted_choice_variant": v,
+            "fitted_choice_window_lambda": WINDOW_VARIANTS[v][2] * lam,
+            "fitted_text": text + f" Part 2: {seen}. **{n} ({lr[n]}) with full-run λ {lam:g} and the {v} window "
+                                  f"(λ {WINDOW_VARIANTS[v][2] * lam:g}) passes both parts**."}
 
 
 def window_table(history: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
