@@ -89,14 +89,14 @@ def test_the_fitted_choice_follows_the_order_stated_before_part_two():
     """Part 1 and part 2 read from tables; when several choices pass, the protocol in use at that length comes
     first, then its smallest λ, then the 25 % window before the 50 % one."""
     def full_table(fitted: dict) -> pd.DataFrame:
-        rows = [{"protocol": n, "lambda": lam, "seeds": 4, "reasoning_fitted": k, "final_ood": 0.5}
-                for (n, lam), k in fitted.items()]
-        return pd.DataFrame(rows + [{"protocol": n, "lambda": 0.0, "seeds": 4, "reasoning_fitted": 0,
+        rows = [{"protocol": n, "lambda": lam, "seeds": 4, "reasoning_fitted": k, "reasoning": 4 if lam == 9 else k,
+                 "final_ood": 0.5 + lam / 100} for (n, lam), k in fitted.items()]
+        return pd.DataFrame(rows + [{"protocol": n, "lambda": 0.0, "seeds": 4, "reasoning_fitted": 0, "reasoning": 0,
                                      "final_ood": 0.2} for n in {n for n, _ in fitted}])
 
     def windows(held: dict) -> pd.DataFrame:
         return pd.DataFrame([{"protocol": n, "lambda": lam, "variant": v, "seeds": 4, "floor_held": k,
-                              "lowest_train": 0.6} for (n, lam, v), k in held.items()])
+                              "reasoning_fitted": 4, "lowest_train": 0.6} for (n, lam, v), k in held.items()])
 
     lr1, lr2 = "mid-fit-matrices-20k", "quarter-fit-matrices-20k"
     assert protocol.resolve("", "paper") == lr1
@@ -106,7 +106,7 @@ def test_the_fitted_choice_follows_the_order_stated_before_part_two():
     assert "lr 1e-4 (λ 9) has 1 of 4" in none["fitted_text"]
     waiting = calibration.fitted_choice(full, None, "paper")
     assert waiting["fitted_choice"] == "" and "lr 1e-4 at λ 6, 9; lr 2e-4 at λ 3" in waiting["fitted_text"]
-    assert waiting["fitted_text"].endswith("not run yet.")
+    assert "Part 2's window runs for those λ are not run yet." in waiting["fitted_text"]
     every = {(n, lam, v): 4 for n, lam in [(lr1, 6.0), (lr1, 9.0), (lr2, 3.0)] for v in calibration.WINDOW_VARIANTS}
     got = calibration.fitted_choice(full, windows(every), "paper")
     assert (got["fitted_choice"], got["fitted_choice_lambda"], got["fitted_choice_variant"]) == (lr1, 6.0, "25 %")
@@ -118,3 +118,10 @@ def test_the_fitted_choice_follows_the_order_stated_before_part_two():
     assert (got["fitted_choice"], got["fitted_choice_lambda"]) == (lr2, 3.0)
     got = calibration.fitted_choice(full, windows({k: 2 for k in every}), "paper")
     assert got["fitted_choice"] == "" and "No window passes part 2" in got["fitted_text"]
+    assert "keep mid-fit-matrices-20k as the first rule fixed it (full-run λ 9, window λ 36)" in got["fitted_text"]
+    assert "would name λ" not in got["fitted_text"]  # λ 9: 4 of 4 reasoning with the highest OOD, the ladder's λ
+    full = full_table({(lr1, 6.0): 4, (lr1, 9.0): 1})
+    full.loc[full["lambda"] == 6.0, "final_ood"] = 0.94  # the finer grid's λ 6 beats the ladder's λ 9 by OOD too
+    got = calibration.fitted_choice(full, windows({(lr1, 6.0, v): 0 for v in calibration.WINDOW_VARIANTS}), "paper")
+    assert got["fitted_choice"] == "" and "would name λ 6 instead (4 of 4 seeds reasoning, final OOD 0.94, " \
+        "against λ 9's 4 and 0.59)" in got["fitted_text"]

@@ -165,22 +165,23 @@ def fitted_choice(full: pd.DataFrame, windows: pd.DataFrame | None, profile: str
     """The protocol the paper-length claims take under the fitted regime, by the order stated on the page before
     part 2's runs: the learning rate already in use first, then its smallest full-run λ passing both parts, the 25 %
     window before the 50 % variant. Keys `fitted_choice` (protocol name, "" when none passes), `fitted_choice_lambda`
-    (full-run λ), `fitted_choice_variant`, `fitted_choice_window_lambda`, and `fitted_text` (one Markdown
-    sentence or two saying where the grid stands)."""
+    (full-run λ), `fitted_choice_variant`, `fitted_choice_window_lambda`, and `fitted_text` (Markdown sentences
+    saying where the grid stands and, while nothing passes, what the claims keep)."""
     in_use = protocol.resolve("", profile)
     decayed = full[full["lambda"] > 0].sort_values("lambda", kind="stable")
     names = sorted(decayed["protocol"].unique(), key=lambda n: n != in_use)  # stable: grid order after it
     part1 = {n: [float(r["lambda"]) for _, r in decayed[decayed["protocol"] == n].iterrows()
                  if _most(r["reasoning_fitted"], r["seeds"])] for n in names}
     lr = {n: f"lr {protocol.get_protocol(n).lr:.0e}".replace("e-0", "e-") for n in names}
-    best = {n: decayed[decayed["protocol"] == n].sort_values(["reasoning_fitted", "final_ood"], ascending=False)
-            .iloc[0] for n in names}  # as `protocol_check` picks the fitted λ
+    none = {"fitted_choice": "", "fitted_choice_lambda": math.nan, "fitted_choice_variant": "",
+            "fitted_choice_window_lambda": math.nan}
     if not any(part1.values()):
-        return {"fitted_choice": "", "fitted_choice_lambda": math.nan, "fitted_choice_variant": "",
-                "fitted_choice_window_lambda": math.nan,
-                "fitted_text": "No protocol of the grid passes part 1: at its best full-run λ "
+        best = {n: decayed[decayed["protocol"] == n].sort_values(["reasoning_fitted", "final_ood"], ascending=False)
+                .iloc[0] for n in names}  # as `protocol_check` picks the fitted λ
+        return {**none, "fitted_text": "No protocol of the grid passes part 1: at its best full-run λ "
                 + "; ".join(f"{lr[n]} (λ {b['lambda']:g}) has {int(b['reasoning_fitted'])} of {int(b['seeds'])} "
-                            "seeds reasoning with the training set fitted" for n, b in best.items()) + "."}
+                            "seeds reasoning with the training set fitted" for n, b in best.items()) + "."
+                + _kept(in_use, decayed)}
     passes = "; ".join(f"{lr[n]} at λ " + ", ".join(f"{lam:g}" for lam in lams) for n, lams in part1.items() if lams)
     text = f"Part 1 passes (most seeds reason with the training set fitted) at {passes}."
     rows = [] if windows is None else [
@@ -188,22 +189,39 @@ def fitted_choice(full: pd.DataFrame, windows: pd.DataFrame | None, profile: str
         for v in WINDOW_VARIANTS for _, r in windows[(windows["protocol"] == n) & (windows["lambda"] == lam)
                                                      & (windows["variant"] == v)].iterrows()]
     if not rows:
-        return {"fitted_choice": "", "fitted_choice_lambda": math.nan, "fitted_choice_variant": "",
-                "fitted_choice_window_lambda": math.nan,
-                "fitted_text": text + " Part 2's window runs for those λ are not run yet."}
+        return {**none, "fitted_text": text + " Part 2's window runs for those λ are not run yet."
+                + _kept(in_use, decayed)}
     held = [(n, lam, v, r) for n, lam, v, r in rows if _most(r["floor_held"], r["seeds"])]
     seen = "; ".join(f"{lr[n]}, λ {lam:g}, {v} window (λ {WINDOW_VARIANTS[v][2] * lam:g}): training accuracy "
                      f"≥ {TRAIN_FLOOR:g} throughout in {int(r['floor_held'])} of {int(r['seeds'])} seeds (lowest "
-                     f"{r['lowest_train']:.2f} on average)" for n, lam, v, r in rows)
+                     f"{r['lowest_train']:.2f} on average; {int(r['reasoning_fitted'])} end reasoning with the "
+                     "training set fitted)" for n, lam, v, r in rows)
     if not held:
-        return {"fitted_choice": "", "fitted_choice_lambda": math.nan, "fitted_choice_variant": "",
-                "fitted_choice_window_lambda": math.nan,
-                "fitted_text": text + f" No window passes part 2: {seen}."}
+        return {**none, "fitted_text": text + f" **No window passes part 2**: {seen}." + _kept(in_use, decayed)}
     n, lam, v, _ = held[0]  # rows are in the stated order: protocol in use first, smallest λ, 25 % before 50 %
     return {"fitted_choice": n, "fitted_choice_lambda": lam, "fitted_choice_variant": v,
             "fitted_choice_window_lambda": WINDOW_VARIANTS[v][2] * lam,
             "fitted_text": text + f" Part 2: {seen}. **{n} ({lr[n]}) with full-run λ {lam:g} and the {v} window "
                                   f"(λ {WINDOW_VARIANTS[v][2] * lam:g}) passes both parts**."}
+
+
+def _kept(in_use: str, decayed: pd.DataFrame) -> str:
+    """While no choice passes the fitted regime: what the claims keep (the protocol the page's first rule fixed, with
+    its window's budget), and where the first rule, read on the grid as it now stands, would point instead."""
+    ladder = protocol.get_protocol(in_use).window_lambda / 4
+    text = (f" Until a choice passes both parts, the paper-length claims keep {in_use} as the first rule fixed it "
+            f"(full-run λ {ladder:g}, window λ {4 * ladder:g}), read both ways")
+    t = decayed[decayed["protocol"] == in_use].set_index("lambda")
+    if not len(t) or ladder not in t.index:
+        return text + "."
+    best = t.sort_values(["reasoning", "final_ood"], ascending=False, kind="stable").index[0]  # the first rule's pick
+    if best == ladder:
+        return text + "."
+    return text + (f"; on this finer grid the first rule (OOD answers alone) would name λ {best:g} instead "
+                   f"({int(t.loc[best, 'reasoning'])} of {int(t.loc[best, 'seeds'])} seeds reasoning, final OOD "
+                   f"{t.loc[best, 'final_ood']:.2f}, against λ {ladder:g}'s {int(t.loc[ladder, 'reasoning'])} and "
+                   f"{t.loc[ladder, 'final_ood']:.2f}), which would not bring the claims into the fitted regime "
+                   "unless its windows pass part 2.")
 
 
 def window_table(history: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
@@ -236,6 +254,11 @@ def fitted_regime(full: pd.DataFrame, windows: pd.DataFrame) -> dict[str, Any]:
               and _most(f.loc[lam, "reasoning_fitted"], f.loc[lam, "seeds"]) and _most(r["floor_held"], r["seeds"])]
         tag = f"{name.replace('-', '_')}_{variant.replace(' %', 'pc')}"
         out.update({f"{tag}_fitted_regime": bool(ok), f"{tag}_fitted_regime_lambda": min(ok) if ok else math.nan})
+        for _, r in w.iterrows():  # per λ: λ 2.25 -> "2p25", glue keys without dots
+            key = f"{r['lambda']:g}".replace(".", "p")
+            out.update({f"{tag}_lowest_train_{key}": float(r["lowest_train"]),
+                        f"{tag}_floor_held_{key}": int(r["floor_held"]),
+                        f"{tag}_reasoning_fitted_{key}": int(r["reasoning_fitted"])})
     return out
 
 
@@ -280,6 +303,7 @@ def _grid_page(results_dir: str, train_missing: bool, workers: int, params: dict
             numbers[f"{tag}_ood_{key}"] = float(t.loc[lam, "final_ood"])
             numbers[f"{tag}_max_ood_{key}"] = float(t.loc[lam, "max_ood"])
             numbers[f"{tag}_reasoning_{key}"] = int(t.loc[lam, "reasoning"])
+            numbers[f"{tag}_fitted_{key}"] = int(t.loc[lam, "reasoning_fitted"])
             numbers[f"{tag}_train_{key}"] = float(t.loc[lam, "final_train"])
     curves = []
     for name, v in verdicts.items():
