@@ -24,7 +24,10 @@ that γ = 1 without weight decay memorizes (the first CPU pilot's γ = 2 on d_mo
   quick protocol's per-step shrink; the quick shrink, λ 4.5, reasons in 1 of 4 seeds), so its window
   carries λ 36 (λ_win = 4·λ_full, as the default); lr 2e-4 has no full-run λ that passes on the page's ladder
   (λ 2.25 to 18, doubling: up to λ 9 the reasoning solution relapses in most seeds, λ 18 does not fit), so its
-  window keeps the default's per-step shrink (λ 9, lr·λ = 1.8e-3) and no claim runs under it;
+  window keeps the default's per-step shrink (λ 9, lr·λ = 1.8e-3) and no claim runs under it. The page's
+  fitted regime (2026-12-04: weight decay must also end with the training set fitted, and a window of its budget
+  keep training accuracy ≥ 0.5 while on) chooses lr 2e-4 with full-run λ 3 and windows half the run long (λ 6):
+  `FITTED_CHOICES`; the paper-profile claims move to it once their runs under it are trained;
 * "sgd-mid-fit-matrices": SGD with momentum 0.9 (claim C12), its lr chosen on the C12 page by the same
   criterion (no weight decay fits the training set nearest mid-run), weight decay as coupled L2 on the
   same parameters with the default protocol's per-step shrink (`sgd_window_lambda`).
@@ -104,6 +107,22 @@ PROTOCOLS = {p.name: p for p in (
 )}
 DEFAULT_PROTOCOL = "mid-fit-matrices"
 PROFILE_PROTOCOLS = {"paper": "mid-fit-matrices-20k"}  # the calibrated protocol where it is not the default
+
+
+@dataclass(frozen=True)
+class FittedChoice:
+    """The fitted regime's choice at a length, as the calibration page reads it: a protocol's learning rate, its
+    full-run λ, and the window variant ("25 %": λ 4 × that over a quarter of the run; "50 %": 2 × over half) whose
+    budget the claims' windows carry."""
+
+    protocol: str
+    full_lambda: float
+    variant: str
+
+
+# The paper length's choice (calibration page, 2026-12-04). The claims there still run under PROFILE_PROTOCOLS
+# (the first rule's λ-36 window) until their runs under this choice are trained: C1-C4 with windows half the run long.
+FITTED_CHOICES = {"paper": FittedChoice("quarter-fit-matrices-20k", 3.0, "50 %")}
 
 
 def resolve(name: str, profile: Size | str) -> str:

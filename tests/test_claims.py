@@ -142,15 +142,15 @@ def test_the_claims_protocol_meets_the_calibration_rule_on_the_shipped_results()
     pr = protocol.get_protocol(name)  # a 25 % window carries the calibrated full-run budget
     assert pr.window_lambda == pytest.approx(4 * result.verdicts[name].best_lambda)
     # At 20,000 steps: the protocol the paper-profile claims use was fixed by the page's ladder (OOD rule), whose
-    # passing rung its window carries; the fitted regime (2026-12-04) moves the claims only to a choice passing
-    # both of its parts, and the claims must then run under that choice.
+    # passing rung its window carries; the fitted regime (2026-12-04) names its choice, which the code records
+    # (`protocol.FITTED_CHOICES`) for the claims to move to, and records nothing while no choice passes.
     paper, pn = result.paper, result.paper.numbers
     name = protocol.resolve("", "paper")
     pr = protocol.get_protocol(name)
     t = paper.table[paper.table["protocol"] == name].set_index("lambda")
     assert paper.verdicts[name].both_fates and t.loc[pr.window_lambda / 4, "reasoning"] > t.loc[0.0, "seeds"] / 2
-    if pn["fitted_choice"]:
-        assert name == pn["fitted_choice"] and pr.window_lambda == pn["fitted_choice_window_lambda"], pn["fitted_text"]
+    chosen = protocol.FittedChoice(pn["fitted_choice"], pn["fitted_choice_lambda"], pn["fitted_choice_variant"])
+    assert protocol.FITTED_CHOICES.get("paper") == (chosen if pn["fitted_choice"] else None), pn["fitted_text"]
 
 
 @pytest.mark.slow

@@ -199,18 +199,23 @@ def fitted_choice(full: pd.DataFrame, windows: pd.DataFrame | None, profile: str
     if not held:
         return {**none, "fitted_text": text + f" **No window passes part 2**: {seen}." + _kept(in_use, decayed)}
     n, lam, v, _ = held[0]  # rows are in the stated order: protocol in use first, smallest λ, 25 % before 50 %
+    moved = n == in_use and WINDOW_VARIANTS[v][2] * lam == protocol.get_protocol(in_use).window_lambda
     return {"fitted_choice": n, "fitted_choice_lambda": lam, "fitted_choice_variant": v,
             "fitted_choice_window_lambda": WINDOW_VARIANTS[v][2] * lam,
             "fitted_text": text + f" Part 2: {seen}. **{n} ({lr[n]}) with full-run λ {lam:g} and the {v} window "
-                                  f"(λ {WINDOW_VARIANTS[v][2] * lam:g}) passes both parts**."}
+                                  f"(λ {WINDOW_VARIANTS[v][2] * lam:g}) passes both parts**."
+                           + ("" if moved else " The paper-length claims move to it once their runs under it are "
+                              "trained." + _kept(in_use, decayed, "Until then"))}
 
 
-def _kept(in_use: str, decayed: pd.DataFrame) -> str:
-    """While no choice passes the fitted regime: what the claims keep (the protocol the page's first rule fixed, with
-    its window's budget), and where the first rule, read on the grid as it now stands, would point instead."""
+def _kept(in_use: str, decayed: pd.DataFrame, until: str = "Until a choice passes both parts") -> str:
+    """While the claims do not run under a fitted choice: what they keep (the protocol the page's first rule fixed,
+    with its window's budget), and where the first rule, read on the grid as it now stands, would point instead."""
     ladder = protocol.get_protocol(in_use).window_lambda / 4
-    text = (f" Until a choice passes both parts, the paper-length claims keep {in_use} as the first rule fixed it "
+    text = (f" {until}, the paper-length claims keep {in_use} as the first rule fixed it "
             f"(full-run λ {ladder:g}, window λ {4 * ladder:g}), read both ways")
+
+
     t = decayed[decayed["protocol"] == in_use].set_index("lambda")
     if not len(t) or ladder not in t.index:
         return text + "."
