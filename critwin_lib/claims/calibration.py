@@ -113,13 +113,19 @@ def _most(k: Any, n: Any) -> bool:
     return bool(k > n / 2)
 
 
+def _ranked(t: pd.DataFrame, count: str) -> pd.DataFrame:
+    """One protocol's full-run rows (`t` indexed by λ, λ 0 dropped), best first by the seeds counted in `count`
+    ("reasoning": the first rule's pick; "reasoning_fitted": the fitted regime's), ties to the higher final OOD."""
+    return t.drop(index=0.0, errors="ignore").sort_values([count, "final_ood"], ascending=False)
+
+
 def protocol_check(t: pd.DataFrame) -> ProtocolCheck:
     """The rule on one protocol's table (indexed by λ; `memorizes` by this page's rule): most none seeds memorize,
     and at the full-run λ with the most reasoning seeds (ties: higher OOD) most seeds reason."""
     none_ok = 0.0 in t.index and t.loc[0.0, "memorizes"] >= t.loc[0.0, "seeds"] / 2
-    best = t.drop(index=0.0, errors="ignore").sort_values(["reasoning", "final_ood"], ascending=False)
+    best = _ranked(t, "reasoning")
     full_ok = len(best) > 0 and _most(best["reasoning"].iloc[0], best["seeds"].iloc[0])
-    fit = t.drop(index=0.0, errors="ignore").sort_values(["reasoning_fitted", "final_ood"], ascending=False)
+    fit = _ranked(t, "reasoning_fitted")
     return ProtocolCheck(bool(none_ok), bool(full_ok), float(best.index[0]) if len(best) else math.nan,
                          bool(none_ok and full_ok), float(t.loc[0.0, "t_mem"]) if 0.0 in t.index else math.nan,
                          float(fit.index[0]) if len(fit) else math.nan,
@@ -176,10 +182,10 @@ def fitted_choice(full: pd.DataFrame, windows: pd.DataFrame | None, profile: str
     none = {"fitted_choice": "", "fitted_choice_lambda": math.nan, "fitted_choice_variant": "",
             "fitted_choice_window_lambda": math.nan}
     if not any(part1.values()):
-        best = {n: decayed[decayed["protocol"] == n].sort_values(["reasoning_fitted", "final_ood"], ascending=False)
-                .iloc[0] for n in names}  # as `protocol_check` picks the fitted λ
+        best = {n: _ranked(decayed[decayed["protocol"] == n].set_index("lambda"), "reasoning_fitted").iloc[0]
+                for n in names}  # as `protocol_check` picks the fitted λ
         return {**none, "fitted_text": "No protocol of the grid passes part 1: at its best full-run λ "
-                + "; ".join(f"{lr[n]} (λ {b['lambda']:g}) has {int(b['reasoning_fitted'])} of {int(b['seeds'])} "
+                + "; ".join(f"{lr[n]} (λ {b.name:g}) has {int(b['reasoning_fitted'])} of {int(b['seeds'])} "
                             "seeds reasoning with the training set fitted" for n, b in best.items()) + "."
                 + _kept(in_use, decayed)}
     passes = "; ".join(f"{lr[n]} at λ " + ", ".join(f"{lam:g}" for lam in lams) for n, lams in part1.items() if lams)
@@ -214,12 +220,10 @@ def _kept(in_use: str, decayed: pd.DataFrame, until: str = "Until a choice passe
     ladder = protocol.get_protocol(in_use).window_lambda / 4
     text = (f" {until}, the paper-length claims keep {in_use} as the first rule fixed it "
             f"(full-run λ {ladder:g}, window λ {4 * ladder:g}), read both ways")
-
-
     t = decayed[decayed["protocol"] == in_use].set_index("lambda")
     if not len(t) or ladder not in t.index:
         return text + "."
-    best = t.sort_values(["reasoning", "final_ood"], ascending=False, kind="stable").index[0]  # the first rule's pick
+    best = _ranked(t, "reasoning").index[0]  # the first rule's pick, as `protocol_check` makes it
     if best == ladder:
         return text + "."
     return text + (f"; on this finer grid the first rule (OOD answers alone) would name λ {best:g} instead "
