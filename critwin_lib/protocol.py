@@ -27,7 +27,7 @@ that γ = 1 without weight decay memorizes (the first CPU pilot's γ = 2 on d_mo
   window keeps the default's per-step shrink (λ 9, lr·λ = 1.8e-3) and no claim runs under it. The page's
   fitted regime (2026-12-04: weight decay must also end with the training set fitted, and a window of its budget
   keep training accuracy ≥ 0.5 while on) chooses lr 2e-4 with full-run λ 3 and windows half the run long (λ 6):
-  `FITTED_CHOICES`; the paper-profile claims move to it once their runs under it are trained;
+  `FITTED_CHOICES`; the paper-profile claims move to it page by page as their runs under it are trained;
 * "sgd-mid-fit-matrices": SGD with momentum 0.9 (claim C12), its lr chosen on the C12 page by the same
   criterion (no weight decay fits the training set nearest mid-run), weight decay as coupled L2 on the
   same parameters with the default protocol's per-step shrink (`sgd_window_lambda`).
@@ -119,9 +119,28 @@ class FittedChoice:
     full_lambda: float
     variant: str
 
+    @property
+    def window_frac(self) -> float:
+        """The windows' length as a share of the run (the variant's)."""
+        return {"25 %": 0.25, "50 %": 0.5}[self.variant]
 
-# The paper length's choice (calibration page, 2026-12-04). The claims there still run under PROFILE_PROTOCOLS
-# (the first rule's λ-36 window) until their runs under this choice are trained: C1-C4 with windows half the run long.
+    @property
+    def window_lambda(self) -> float:
+        """The in-window λ that carries the full-run budget: full λ / the window's share of the run."""
+        return self.full_lambda / self.window_frac
+
+    @property
+    def middle_start(self) -> float:
+        """The onset (share of the run) of the window centred in the run, the paper's middle placement."""
+        return (1 - self.window_frac) / 2
+
+    def claim_params(self) -> dict[str, object]:
+        """The parameters a claim page takes to run under this choice (its protocol, window length and λ)."""
+        return {"protocol_name": self.protocol, "window_lambda": self.window_lambda, "window_frac": self.window_frac}
+
+
+# The paper length's choice (calibration page, 2026-12-04). C1 runs under it there (`registry.PAGES`); C2-C4 still
+# run under PROFILE_PROTOCOLS (the first rule's λ-36 window) until their runs under it are trained.
 FITTED_CHOICES = {"paper": FittedChoice("quarter-fit-matrices-20k", 3.0, "50 %")}
 
 

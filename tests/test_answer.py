@@ -41,3 +41,15 @@ def test_the_answer_chart_draws_offline_as_svg_with_its_data():
     assert html.startswith('<div class="critwin-static"><svg') and "<image" not in svg and 'href="http' not in svg
     links = html.split('class="critwin-data"')[1]
     assert links.count('download="at-a-glance') >= 3 and "onset" in unquote(links)
+
+
+def test_full_run_weight_decay_is_a_reference_only_where_c1_runs_under_the_sweeps_protocol(monkeypatch):
+    """At a length where C1 has moved to another protocol than C4's sweep, its full-run runs are no reference band."""
+    table = pd.DataFrame([{"condition": "full, equal budget", "reasoning": 9, "seeds": 12, "share": 0.75,
+                           "share_lo": 0.4, "share_hi": 0.9}])
+    c4 = SimpleNamespace(table=_table([-1, 0], [0, 6], 8), steps=20000, numbers={"protocol": "a"})
+    for c1_protocol, bands in (("a", 2), ("b", 1)):
+        c1 = SimpleNamespace(table=table, numbers={"protocol": c1_protocol})
+        monkeypatch.setattr(answer.registry, "at_profile", lambda *a, c1=c1, **k: SimpleNamespace(result=c1))
+        refs = answer._references(c4, "paper", "results")
+        assert len(refs) == bands and refs["reference"].iloc[0] == "no weight decay"

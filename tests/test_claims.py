@@ -200,6 +200,48 @@ def test_the_paper_profile_runs_the_claims_under_the_protocol_calibrated_at_its_
     assert {c.train.lr for c in quick} == {3e-4} and 6.0 in {w[2] for c in quick for w in c.wd.windows}
 
 
+def test_c1_at_the_paper_length_runs_under_the_fitted_choice_and_keeps_the_earlier_design_readable():
+    """The calibration page's choice (lr 2e-4, full-run λ 3, windows half the run) is C1's paper design: the window
+    in the middle of the run at λ 6 and full-run weight decay at its budget; the λ-36 design it replaced is still
+    declared (`Page.earlier`), so the page can say what it read."""
+    from critwin_lib import protocol
+
+    fit = protocol.FITTED_CHOICES["paper"]
+    quarter = protocol.FittedChoice(fit.protocol, 3.0, "25 %")
+    assert (quarter.window_lambda, quarter.middle_start) == (12.0, 0.375)
+    assert (fit.window_lambda, fit.window_frac, fit.middle_start) == (6.0, 0.5, 0.25)
+    c1 = registry.page("c01_critical_window")
+    new, old = registry.design_at(c1, "paper"), registry.design_at(c1, "paper", earlier=True)
+    assert new.protocol == fit.protocol and old.protocol == "mid-fit-matrices-20k"
+    sched = {s[0]["condition"]: s[1].wd for s in new.specs}
+    assert sched["window"].windows == ((5_000, 15_000, 6.0),) and sched["full, equal budget"].base == 3.0
+    assert {s[1].train.lr for s in new.specs} == {2e-4} and {s[1].train.steps for s in new.specs} == {20_000}
+    assert {s[0]["condition"]: s[1].wd for s in old.specs}["window"].windows == ((7_500, 12_500, 36.0),)
+    assert set(new.keys).isdisjoint(old.keys) and len(new.seeds) == len(old.seeds) == 12
+    assert "(50 % of the run) at λ = 6, full-run λ 3" in new.summary
+
+
+def test_the_earlier_design_at_the_other_length_is_read_or_counted(tmp_path):
+    """`lengths.side_by_side` says what the page's earlier design at the other length read (from the shipped runs)
+    and, where its runs are missing, how many are stored, with the same verdict keys for a text to quote."""
+    from critwin_lib.claims import lengths
+    from critwin_lib.claims.core import ClaimResult
+
+    here = ClaimResult([{"claim": "C1", "statement": "s", "paper": "q", "ours": "o", "profile": "quick", "seeds": 4,
+                         "verdict": "inconclusive"}], {}, "")
+    empty = lengths.side_by_side("c01_critical_window", here, "quick", tmp_path)
+    assert empty.glue["paper_earlier_verdict"] == empty.glue["paper_earlier_fitted_verdict"] == scoreboard.NOT_RUN
+    assert "The earlier design at the paper's length (profile paper, protocol mid-fit-matrices-20k" in empty.text
+    assert "0 of 48 runs stored" in empty.text and "(50 % of the run) at λ = 6" in empty.text
+    old = registry.at_profile("c01_critical_window", "paper", REPO / "results", earlier=True).result
+    shipped = lengths.side_by_side("c01_critical_window", here, "quick", REPO / "results")
+    assert shipped.glue["paper_earlier_verdict"] == old.numbers["verdict"]
+    assert shipped.glue["paper_earlier_fitted_verdict"] == old.numbers["fitted_verdict"]
+    assert f"where the same rule read: C1 **{old.numbers['verdict']}** ({old.rows[0]['ours']})" in shipped.text
+    no_earlier = lengths.side_by_side("c04_sharp_onset", ClaimResult([], {}, ""), "quick", tmp_path)
+    assert not any("earlier" in k for k in no_earlier.glue) and "earlier" not in no_earlier.text
+
+
 def test_a_scoreboard_at_another_profile_says_which_pages_are_not_run_yet(tmp_path):
     """`python -m critwin_lib.claims --profile paper` after only some pages ran at paper: no error, and every page
     without all of its runs has NOT_RUN rows naming the command that trains them."""

@@ -46,12 +46,13 @@ def _shares(result: C4Result, profile: str) -> pd.DataFrame:
 
 
 def _references(result: C4Result, profile: str, results_dir: str | Path) -> pd.DataFrame:
-    """No weight decay (C4's own seeds) and full-run weight decay at equal budget (C1, where stored)."""
+    """No weight decay (C4's own seeds) and full-run weight decay at equal budget (C1, where stored under C4's
+    protocol: at a length where C1 has moved to another protocol its full-run runs are no reference for C4's)."""
     none = result.table[result.table["onset"] < 0].iloc[0]
     rows = [{"reference": "no weight decay", **{k: none[k] for k in ("reasoning", "seeds", "share", "share_lo",
                                                                       "share_hi")}}]
     c1 = registry.at_profile(C1_STEM, profile, results_dir).result
-    if c1 is not None:
+    if c1 is not None and c1.numbers["protocol"] == result.numbers["protocol"]:
         full = c1.table.set_index("condition").loc["full, equal budget"]
         rows.append({"reference": "full-run weight decay (C1, equal budget)",
                      **{k: full[k] for k in ("reasoning", "seeds", "share", "share_lo", "share_hi")}})

@@ -50,7 +50,7 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
     rows, numbers = scoreboard.read_side(p, side, main)
     d = registry.design_at(p, profile)  # the page's own
     n_here = len(d.keys)
-    mine = {"profile": profile, "steps": d.run_steps, "stored": n_here, "needed": n_here}
+    mine = {"profile": profile, "steps": d.run_steps, "stored": n_here, "needed": n_here, "design": d.summary}
     table = pd.DataFrame([{**mine, **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}} for r in here.rows]
                          + [{"profile": other, "steps": numbers["steps"], "stored": numbers["stored"],
                              "needed": numbers["needed"], **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}}
@@ -67,11 +67,39 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
         text = (head + " and " + there + ": " + "; ".join(
             f"{c} is **{r['verdict']}** ({r['seeds']} seeds: {r['ours']}) and **{at[c]['verdict']}** "
             f"({at[c]['ours']})" for c, r in main.items() if c in at) + ".")
+    text += f" The design {there.split(' (')[0]}: {numbers['design']}."
+    earlier = _earlier(p, other, results_dir)
+    if earlier:
+        text += " " + earlier.pop("text")
+        numbers = {**numbers, **{f"earlier_{k}": v for k, v in earlier.items()}}
     own = {**mine, "seeds": int(here.rows[0]["seeds"]) if here.rows else 0, **here.numbers}
     glue = {**{f"{other}_{k}": v for k, v in numbers.items()}, **{f"{profile}_{k}": v for k, v in own.items()}}
     curves = pd.concat([_curves(here, profile, mine["steps"]), _curves(side.result, other, numbers["steps"])],
                        ignore_index=True)
     return Lengths(other, table, numbers, text, glue, curves, side.result)
+
+
+def _earlier(p: registry.Page, profile: str, results_dir: str | Path) -> dict[str, Any]:
+    """What page `p` read at `profile` under its design there before the last change (`Page.earlier`), from the
+    stored runs: the verdicts, the design and one sentence; {} where the page declares none."""
+    if profile not in p.earlier:
+        return {}
+    side = registry.at_profile(p.stem, profile, results_dir, earlier=True)
+    name = LENGTH_NAMES.get(profile, profile)
+    if side.result is None:  # the same keys as below, so a text can quote them whatever is stored
+        keys = [*scoreboard.verdict_keys(p.claims), "fitted_verdict"]
+        return {"design": side.design, **dict.fromkeys(keys, scoreboard.NOT_RUN),
+                "text": f"The earlier design at {name} ({side.design}) has {side.stored} of {side.needed} runs stored."}
+    verdicts = {r["claim"]: r for r in side.result.rows}
+    said = "; ".join(f"{c} **{r['verdict']}** ({r['ours']})" for c, r in verdicts.items())
+    strict = side.result.numbers.get("fitted_verdict", scoreboard.NOT_RUN)
+    out = {"design": side.design, "text": f"Before {name} moved to this design it ran under an earlier one "
+                                          f"({side.design}), where the same rule read: {said}"
+                                          + (f"; counting only seeds that end fitted: **{strict}**"
+                                             if strict != scoreboard.NOT_RUN else "")
+                                          + "."}
+    keys = dict(zip(p.claims, scoreboard.verdict_keys(p.claims), strict=True))
+    return out | {keys[c]: r["verdict"] for c, r in verdicts.items()} | {"fitted_verdict": strict}
 
 
 CURVE_COLUMNS = ["length", "profile", "condition", "step", "frac", "mean", "lo", "hi", "n"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from critwin_lib import config, paths, store
+from critwin_lib import config, paths, protocol, store
 from critwin_lib.claims import (
     calibration,
     depth,
@@ -42,6 +42,8 @@ class Page:
     design: Callable[..., Design]
     page: Callable[..., ClaimResult]
     at_profile: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    earlier: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # a profile's parameters before its
+    # design there last changed (the paper length's protocol): the page reads those runs too and says what they said
 
     @property
     def notebook(self) -> Path:
@@ -57,11 +59,16 @@ class Page:
 # calibrated at that length; without the quick pages' extras (slider onsets, the other protocol's table).
 PAPER_LENGTH = {"n_seeds": 12, "alt_protocol": ""}
 PAPER_LOOKS = {"looks": [12, 22, 32]}  # C1's and C2's sequential design at that length (12: the first look)
+# The calibration page's fitted-regime choice at that length (its protocol, windows half the run long): a page
+# moves to it once its runs under it are all trained (C1 so far); the others keep the protocol of `protocol.resolve`.
+PAPER_FIT = protocol.FITTED_CHOICES["paper"]
+PAPER_FITTED_C1 = PAPER_FIT.claim_params() | {"window_start_frac": PAPER_FIT.middle_start}
 
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
     Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01,
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | {"slider_starts": []}}),
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | {"slider_starts": []}},
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | {"slider_starts": [], "protocol_name": "mid-fit-matrices-20k"}}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
     Page("c02_c03_budget_placement", ("C2", "C3"), window_placement.c02_c03_design, window_placement.c02_c03,
          {"paper": PAPER_LENGTH | PAPER_LOOKS | {"onset_fracs": []}}),
@@ -114,19 +121,21 @@ def planned_runs(stem: str, params: dict[str, Any]) -> list[config.RunConfig]:
     return configs(page(stem).design(**design_params(params)).specs)
 
 
-def profile_defaults(path: Path, profile: str | None = None) -> dict[str, Any]:
+def profile_defaults(path: Path, profile: str | None = None, earlier: bool = False) -> dict[str, Any]:
     """A page's parameters at `profile` (default: the notebook's own): its notebook's defaults, then the values
-    the page declares for that profile (`Page.at_profile`). What the planner, the scoreboard and `make reproduce`
-    pass to the notebook, so all three run the same design."""
+    the page declares for that profile (`Page.at_profile`; with `earlier`, those before its design there last
+    changed, `Page.earlier`). What the planner, the scoreboard and `make reproduce` pass to the notebook, so all
+    three run the same design."""
     d = notebook_defaults(path)
     profile = profile or d.get("profile")
     p = BY_STEM.get(path.stem)
-    return {**d, "profile": profile, **(p.at_profile.get(profile, {}) if p else {})}
+    declared = (p.earlier if earlier else p.at_profile).get(profile, {}) if p else {}
+    return {**d, "profile": profile, **declared}
 
 
-def design_at(p: Page, profile: str) -> Design:
+def design_at(p: Page, profile: str, earlier: bool = False) -> Design:
     """Page `p`'s design at `profile`, built from the parameters it declares there (`profile_defaults`)."""
-    return p.design(**design_params(profile_defaults(p.notebook, profile)))
+    return p.design(**design_params(profile_defaults(p.notebook, profile, earlier)))
 
 
 SHIPPED_PROFILE = "quick"  # the shipped scoreboard's profile: the other profiles' rows join it
@@ -149,18 +158,21 @@ class ProfileSide:
     seeds: int
     steps: int
     result: ClaimResult | None
+    design: str = ""  # the design's one-line summary (protocol, window, λ): known before any run is stored
 
 
-def at_profile(stem: str, profile: str, results_dir: str | Path) -> ProfileSide:
-    """Page `stem` at `profile` (its declared parameters there), computed from the stored runs only: the result
-    when all of them are stored, else how many are (nothing is trained)."""
+def at_profile(stem: str, profile: str, results_dir: str | Path, earlier: bool = False) -> ProfileSide:
+    """Page `stem` at `profile` (its declared parameters there; with `earlier`, those before its design there last
+    changed), computed from the stored runs only: the result when all of them are stored, else how many are
+    (nothing is trained)."""
     p = page(stem)
-    d = design_at(p, profile)
+    d = design_at(p, profile, earlier)
     keys = d.keys
     have = store.Store(results_dir)
     stored = sum(have.has(k) for k in keys)
     result = None
     if stored == len(keys):  # only then the page's own parameters: most calls stop at the count
-        params = {**profile_defaults(p.notebook, profile), "results_dir": str(results_dir), "train_missing": False}
+        params = {**profile_defaults(p.notebook, profile, earlier), "results_dir": str(results_dir),
+                  "train_missing": False}
         result = p.page(**params)  # reads the design's runs (and stored ones only for a rule history): never trains
-    return ProfileSide(profile, stored, len(keys), len(d.seeds), d.run_steps, result)
+    return ProfileSide(profile, stored, len(keys), len(d.seeds), d.run_steps, result, d.summary)

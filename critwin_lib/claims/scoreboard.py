@@ -68,15 +68,20 @@ def read_side(p: registry.Page, side: registry.ProfileSide, main: dict[str, dict
     """`profile_side` for a page already read at that profile (`registry.at_profile`)."""
     profile = side.profile
     head = {"profile": profile, "stored": side.stored, "needed": side.needed, "seeds": side.seeds,
-            "steps": side.steps}
+            "steps": side.steps, "design": side.design}
     if side.result is not None:
         return side.result.rows, {**head, **{k: _plain(v) for k, v in side.result.numbers.items()}}
     ours = (f"{side.stored} of {side.needed} runs of this design stored; `make reproduce PROFILE={profile} "
             f"CLAIMS=\"{' '.join(p.claims)}\"` trains the rest")
     rows = [{**main.get(c, {"claim": c, "statement": "", "paper": ""}), "ours": ours, "profile": profile,
              "seeds": side.seeds, "verdict": NOT_RUN} for c in p.claims]
-    keys = [f"verdict_{c.lower()}" for c in p.claims] if len(p.claims) > 1 else ["verdict"]  # as the page's own
-    return rows, {**head, **dict.fromkeys(keys, NOT_RUN)}
+    return rows, {**head, **dict.fromkeys(verdict_keys(p.claims), NOT_RUN)}
+
+
+def verdict_keys(claims: tuple[str, ...]) -> list[str]:
+    """The numbers a page glues its verdicts under: "verdict", or "verdict_c2", "verdict_c3", ... for a page of
+    several claims."""
+    return [f"verdict_{c.lower()}" for c in claims] if len(claims) > 1 else ["verdict"]
 
 
 def scoreboard(profile: str, results_dir: str | Path) -> list[dict[str, Any]]:

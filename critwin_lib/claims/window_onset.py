@@ -54,7 +54,9 @@ def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, w
                                   hi_frac=cliff_fracs[1], window_frac=window_frac, protocol_name=protocol_name,
                                   falling=cliff_falling)
         specs += fine.specs
-    summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, onsets {grid}"
+    lam = protocol.get_protocol(protocol_name).window_lambda
+    summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, windows "
+               f"{100 * window_frac:g} % of the run at λ = {lam:g}, onsets {grid}"
                + (f"; {alt_protocol}: {len(P.seeds(alt_n_seeds))} seeds" if alt_protocol else "")
                + (f"; the cliff's fine grid: {fine.summary.split(': ', 1)[1]}" if fine else ""))
     return SweepDesign(specs, summary, seeds, grids, cliff=fine, protocol=protocol_name)

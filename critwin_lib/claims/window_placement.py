@@ -148,9 +148,10 @@ def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: f
         conditions[proto] = conds
     c1_start, c1_end = protocol.window_steps(P, window_start_frac, window_frac)
     close = {"window": c1_end, "onset": None}
-    summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds[protocol_name])} seeds "
-               f"(the slider's other starts: {len(onset)}); C1 window [{c1_start}, {c1_end}) at λ = "
-               f"{lams[protocol_name]:g}, budget Σλ = {budget:g}"
+    summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds[protocol_name])} seeds"
+               + (f" (the slider's other starts: {len(onset)})" if len(slider_starts) else "")
+               + f"; C1 window [{c1_start}, {c1_end}) ({100 * window_frac:g} % of the run) at λ = "
+               f"{lams[protocol_name]:g}, full-run λ {budget / P.steps:g} at equal budget, budget Σλ = {budget:g}"
                + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else ""))
     return _design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], onset, planned)
 
@@ -285,7 +286,9 @@ def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict
     close = {name: P.step_at(f) + P.step_at(window_frac) for name, f in places.items()}
     close["onset"] = None
     n = len(seeds[protocol_name])
-    summary = (f"profile {P.name}: {P.steps} steps, {n} seeds, budget Σλ = {budget:g}"
+    summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {n} seeds; windows "
+               f"{100 * window_frac:g} % of the run at λ = {lams[protocol_name]:g} (early, middle, late at "
+               + ", ".join(f"{P.step_at(f):,}" for f in places.values()) + f"), budget Σλ = {budget:g}"
                + (f"; other onsets: {len(P.seeds(onset_seeds))} seeds" if others else "")
                + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else ""))
     return _design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], P.seeds(onset_seeds),
