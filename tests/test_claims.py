@@ -294,3 +294,28 @@ def test_the_c1_page_draws_the_c1_window_beside_the_other_length_not_the_sliders
     assert set(c["condition"]) == {"none", "window", "full, equal budget", "full, equal λ"}
     assert not c.duplicated(["condition", "step"]).any() and (result.curves["condition"] == "window").sum() > len(
         c[c["condition"] == "window"])
+
+
+def test_the_onset_sweep_can_carry_the_fitted_choices_window_and_reuses_c1_and_c2s_runs():
+    """C4 under the fitted choice (windows half the run at λ 6, `window_lambda`): every window carries that λ, and
+    its onsets at the C1 window's and C2/C3's early and late starts are those pages' runs (same keys)."""
+    from critwin_lib.claims import window_onset, window_placement
+
+    fit = registry.PAPER_FIT.claim_params()
+    c4 = window_onset.c04_design(profile="paper", n_seeds=8, gamma=1.0, onset_fracs=[0.0, 0.125, 0.25, 0.375, 0.5],
+                                 **fit, cliff_fracs=[])
+    lams = {w[2] for s in c4.specs for w in s[1].wd.windows}
+    assert lams == {6.0} and {w[1] - w[0] for s in c4.specs for w in s[1].wd.windows} == {10_000}
+    assert "50 % of the run at λ = 6" in c4.summary
+    c23 = window_placement.c02_c03_design(profile="paper", n_seeds=12, gamma=1.0,
+                                          placements={"early": 0.0, "middle": 0.25, "late": 0.5}, span=[0.125, 0.875],
+                                          **fit)
+    c1 = registry.design_at(registry.page("c01_critical_window"), "paper")
+    key = experiment.run_key
+    keys = {(lab["onset"], lab["seed"]): key(cfg) for lab, cfg in c4.specs}
+    placed = {(lab["condition"], lab["seed"]): key(cfg) for lab, cfg in c23.specs}
+    c1_window = {lab["seed"]: key(cfg) for lab, cfg in c1.specs if lab["condition"] == "window"}
+    for seed in range(8):
+        assert keys[(5_000, seed)] == c1_window[seed] == placed[("middle", seed)]
+        assert keys[(0, seed)] == placed[("early", seed)] and keys[(10_000, seed)] == placed[("late", seed)]
+        assert keys[(-1, seed)] == placed[("none", seed)]

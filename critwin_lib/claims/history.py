@@ -158,12 +158,12 @@ class OldOnsetRule:
 
 
 def old_onset_rule(P: Size, seeds: list[int], gamma: float, proto: str, grid: list[int], window_frac: float,
-                   results_dir: str) -> OldOnsetRule:
+                   results_dir: str, window_lambda: float = 0.0) -> OldOnsetRule:
     """The old C4/C4b analysis: the first upward crossing of θ = (N + 0.61) / 2 by the mean final OOD of
     `seeds`, bisected to the paper's resolution scaled to the run, read from stored runs only."""
     try:
         return OldOnsetRule(onsets.analyse(P, seeds, gamma, proto, grid, window_frac, results_dir,
-                                           train_missing=False, workers=0))
+                                           train_missing=False, workers=0, window_lambda=window_lambda))
     except MissingResults as e:
         return OldOnsetRule(None, str(e).splitlines()[0])
 

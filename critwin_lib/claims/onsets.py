@@ -16,20 +16,22 @@ import pandas as pd
 
 from critwin_lib import config, edges, protocol, stats
 from critwin_lib.claims.core import CHANCE_BAND, PAPER_RESOLUTION, Spec, condition_table, fetch, tag
+from critwin_lib.claims.core import window_lambda as _in_window  # its parameters here are named window_lambda
 from critwin_lib.sizes import Size
 
 REASONING_OOD = 0.61  # the paper's "+100 steps" level (C4): the edge is half-way from no weight decay to it
 
 
-def sweep_specs(P: Size, seeds: list[int], gamma: float, proto: str, onsets: list[int], window_frac: float
-                ) -> list[Spec]:
-    """No weight decay (onset -1), then one 25 % window at the protocol's λ at each onset, every seed."""
-    pr = protocol.get_protocol(proto)
+def sweep_specs(P: Size, seeds: list[int], gamma: float, proto: str, onsets: list[int], window_frac: float,
+                window_lambda: float = 0.0) -> list[Spec]:
+    """No weight decay (onset -1), then one window (`window_frac` of the run) at each onset, every seed; its λ is
+    `window_lambda`, or the protocol's at 0."""
+    lam = _in_window(proto, window_lambda)
     length = protocol.window_steps(P, 0.0, window_frac)[1]
     for o in onsets:
         if o + length > P.steps:
             raise config.ConfigError(f"onsets: a window at {o} ends after the run ({P.steps} steps)")
-    wds = [(-1, config.WDSchedule.none())] + [(o, config.WDSchedule.window(o, length, pr.window_lambda))
+    wds = [(-1, config.WDSchedule.none())] + [(o, config.WDSchedule.window(o, length, lam))
                                               for o in onsets]
     return [({"protocol": proto, "onset": o, "seed": s}, protocol.anchor_run(P, s, wd, gamma=gamma, protocol=proto))
             for o, wd in wds for s in seeds]
@@ -77,13 +79,14 @@ def _first_crossing(means: pd.Series, theta: float, rising: bool) -> tuple[int, 
 
 
 def analyse(P: Size, seeds: list[int], gamma: float, proto: str, onsets: list[int], window_frac: float,
-            results_dir: str, train_missing: bool, workers: int, refine: bool = True) -> OnsetSweep:
+            results_dir: str, train_missing: bool, workers: int, refine: bool = True,
+            window_lambda: float = 0.0) -> OnsetSweep:
     """An onset sweep of one protocol's 25 % window at equal λ, its no-weight-decay baseline, and the onset
     edge: the first upward crossing of θ = (N + 0.61) / 2 between neighbouring onsets of the sweep, narrowed
     by bisection (with `refine`) to the paper's resolution scaled to the run (100 steps at 20k)."""
     resolution = max(1, round(PAPER_RESOLUTION * P.steps / 20_000))
-    history, per_run = fetch(sweep_specs(P, seeds, gamma, proto, onsets, window_frac), results_dir,
-                             train_missing, workers)
+    history, per_run = fetch(sweep_specs(P, seeds, gamma, proto, onsets, window_frac, window_lambda),
+                             results_dir, train_missing, workers)
     none = per_run[per_run["onset"] == -1]
     N, t_mem_none = float(none["final_ood"].mean()), float(none["t_mem"].mean())
     theta = (N + REASONING_OOD) / 2
@@ -95,8 +98,8 @@ def analyse(P: Size, seeds: list[int], gamma: float, proto: str, onsets: list[in
         means = {o: float(coarse[o]) for o in on if o in coarse.index}
         todo = [o for o in on if o not in coarse.index]
         if todo:
-            h, r = fetch(sweep_specs(P, seeds, gamma, proto, todo, window_frac)[len(seeds):], results_dir,
-                         train_missing, workers)
+            h, r = fetch(sweep_specs(P, seeds, gamma, proto, todo, window_frac, window_lambda)[len(seeds):],
+                         results_dir, train_missing, workers)
             extra_hist.append(h)
             extra_runs.append(r)
             means.update(r.groupby("onset")["final_ood"].mean().to_dict())
@@ -111,7 +114,7 @@ def analyse(P: Size, seeds: list[int], gamma: float, proto: str, onsets: list[in
         history = pd.concat([history, *extra_hist], ignore_index=True)
     means = per_run[per_run["onset"] >= 0].groupby("onset")["final_ood"].mean()
     width = edges.transition_width(means.index.tolist(), means.tolist(), N + CHANCE_BAND, REASONING_OOD)
-    return OnsetSweep(proto, protocol.get_protocol(proto).window_lambda, N, t_mem_none, theta, resolution, bracket,
+    return OnsetSweep(proto, _in_window(proto, window_lambda), N, t_mem_none, theta, resolution, bracket,
                       falling, found, width, per_run, history)
 
 

@@ -28,17 +28,18 @@ class SweepDesign(Design):
 
 def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, window_frac: float,
                alt_protocol: str = "", alt_n_seeds: int = 0, protocol_name: str = "", cliff_fracs: list | None = None,
-               cliff_seeds: int = 8, cliff_falling: bool = False) -> SweepDesign:
+               cliff_seeds: int = 8, cliff_falling: bool = False, window_lambda: float = 0.0) -> SweepDesign:
     """C4's runs: the 25 % window at every onset of a coarse grid, and no weight decay (n_seeds); the same
     under `alt_protocol` (alt_n_seeds) for the sensitivity table; and the fine grid of `cliff_fracs` ([lo, hi]
     as fractions of the run, onsets every 100 steps of 20,000; empty: none) with cliff_seeds, where the cliff's
-    rule decides whether the switch is sharp (`cliff_falling`: the edge the coarse sweep found is a fall)."""
+    rule decides whether the switch is sharp (`cliff_falling`: the edge the coarse sweep found is a fall). The
+    window carries `window_lambda` (0: the protocol's; the alternative protocol keeps its own)."""
     P = get_profile(profile)
     protocol_name = protocol.resolve(protocol_name, P)
     seeds = P.seeds(n_seeds)
     grid = onset_grid(P, onset_fracs)
     protocol.get_protocol(protocol_name, "protocol_name")
-    specs = onsets.sweep_specs(P, seeds, gamma, protocol_name, grid, window_frac)
+    specs = onsets.sweep_specs(P, seeds, gamma, protocol_name, grid, window_frac, window_lambda)
     grids = {protocol_name: grid}
     if alt_protocol:
         protocol.get_protocol(alt_protocol, "alt_protocol")
@@ -52,9 +53,9 @@ def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, w
             raise config.ConfigError(f"cliff_falling: must be True or False, got {cliff_falling!r}")
         fine = cliff.cliff_design(profile=profile, n_seeds=cliff_seeds, gamma=gamma, lo_frac=cliff_fracs[0],
                                   hi_frac=cliff_fracs[1], window_frac=window_frac, protocol_name=protocol_name,
-                                  falling=cliff_falling)
+                                  falling=cliff_falling, window_lambda=window_lambda)
         specs += fine.specs
-    lam = protocol.get_protocol(protocol_name).window_lambda
+    lam = core.window_lambda(protocol_name, window_lambda)
     summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds, windows "
                f"{100 * window_frac:g} % of the run at λ = {lam:g}, onsets {grid}"
                + (f"; {alt_protocol}: {len(P.seeds(alt_n_seeds))} seeds" if alt_protocol else "")
@@ -144,10 +145,12 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     low = windows.loc[windows["share"].idxmin()]
     none = table[table["onset"] < 0].iloc[0]
     old = rule_history.c04_old_numbers(rule_history.old_onset_rule(P, d.seeds[:4], params["gamma"], main, grid,
-                                                         params["window_frac"], results_dir), 4)
+                                                         params["window_frac"], results_dir,
+                                                         params.get("window_lambda", 0.0)), 4)
     n = len(d.seeds)
     numbers = {"profile": P.name, "seeds": n, "verdict": verdict, "protocol": main, "resolution": resolution,
-               "grid_step": step, "edge": edge.edge, "edge_lo": edge.lo, "edge_hi": edge.hi, "edge_found": edge.found,
+               "window_lambda": core.window_lambda(main, params.get("window_lambda", 0.0)), "grid_step": step,
+               "edge": edge.edge, "edge_lo": edge.lo, "edge_hi": edge.hi, "edge_found": edge.found,
                "edge_text": edge.text(), "edge_level": edge.level,
                "exists": parts["an edge exists"], "sharp": parts["the switch is sharp"],
                "k_none": int(none["reasoning"]), "share_none": float(none["share"]),
