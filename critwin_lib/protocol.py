@@ -109,6 +109,11 @@ DEFAULT_PROTOCOL = "mid-fit-matrices"
 PROFILE_PROTOCOLS = {"paper": "mid-fit-matrices-20k"}  # the calibrated protocol where it is not the default
 
 
+# The windows the fitted regime tries at the paper length (calibration page, 2026-12-04): the C1 window (λ_win = 4 λ)
+# and, as a variant stated for all conditions alike, a window twice as long at half that λ (the same budget).
+WINDOW_VARIANTS = {"25 %": (0.375, 0.25, 4.0), "50 %": (0.25, 0.5, 2.0)}  # start, length, λ_win / λ_full
+
+
 @dataclass(frozen=True)
 class FittedChoice:
     """The fitted regime's choice at a length, as the calibration page reads it: a protocol's learning rate, its
@@ -122,17 +127,17 @@ class FittedChoice:
     @property
     def window_frac(self) -> float:
         """The windows' length as a share of the run (the variant's)."""
-        return {"25 %": 0.25, "50 %": 0.5}[self.variant]
+        return WINDOW_VARIANTS[self.variant][1]
 
     @property
     def window_lambda(self) -> float:
-        """The in-window λ that carries the full-run budget: full λ / the window's share of the run."""
-        return self.full_lambda / self.window_frac
+        """The in-window λ that carries the full-run budget (the variant's multiple of full-run λ)."""
+        return WINDOW_VARIANTS[self.variant][2] * self.full_lambda
 
     @property
     def middle_start(self) -> float:
-        """The onset (share of the run) of the window centred in the run, the paper's middle placement."""
-        return (1 - self.window_frac) / 2
+        """The onset (share of the run) of the variant's window, centred in the run: the paper's middle placement."""
+        return WINDOW_VARIANTS[self.variant][0]
 
     def claim_params(self) -> dict[str, object]:
         """The parameters a claim page takes to run under this choice (its protocol, window length and λ)."""

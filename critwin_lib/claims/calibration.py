@@ -13,13 +13,12 @@ import pandas as pd
 from critwin_lib import checks, config, metrics, protocol, stats
 from critwin_lib.claims import fates
 from critwin_lib.claims.core import ClaimResult, Design, condition_table, fetch
+from critwin_lib.protocol import WINDOW_VARIANTS
 from critwin_lib.sizes import get_profile
 
 MEMORIZED_OOD = 0.25  # this page's rule, fixed before its runs: memorizes = fitted and final OOD below this
-# The fitted regime's part 2 at the paper length (2026-12-04): the window of full-run λ's budget must keep training
-# accuracy at or above TRAIN_FLOOR while it is on, in most seeds. The C1 window (λ_win = 4 λ) and, as a variant
-# stated for all conditions alike, a window twice as long at half that λ (the same budget).
-WINDOW_VARIANTS = {"25 %": (0.375, 0.25, 4.0), "50 %": (0.25, 0.5, 2.0)}  # start, length, λ_win / λ_full
+# The fitted regime's part 2 at the paper length (2026-12-04): the window of full-run λ's budget (each of
+# protocol.WINDOW_VARIANTS) must keep training accuracy at or above TRAIN_FLOOR while it is on, in most seeds.
 TRAIN_FLOOR = 0.5
 
 

@@ -67,7 +67,7 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
         text = (head + " and " + there + ": " + "; ".join(
             f"{c} is **{r['verdict']}** ({r['seeds']} seeds: {r['ours']}) and **{at[c]['verdict']}** "
             f"({at[c]['ours']})" for c, r in main.items() if c in at) + ".")
-    text += f" The design {there.split(' (')[0]}: {numbers['design']}."
+    text += f" The design at {LENGTH_NAMES.get(other, other)}: {numbers['design']}."
     earlier = _earlier(p, other, results_dir)
     if earlier:
         text += " " + earlier.pop("text")

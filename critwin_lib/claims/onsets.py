@@ -81,7 +81,7 @@ def _first_crossing(means: pd.Series, theta: float, rising: bool) -> tuple[int, 
 def analyse(P: Size, seeds: list[int], gamma: float, proto: str, onsets: list[int], window_frac: float,
             results_dir: str, train_missing: bool, workers: int, refine: bool = True,
             window_lambda: float = 0.0) -> OnsetSweep:
-    """An onset sweep of one protocol's 25 % window at equal λ, its no-weight-decay baseline, and the onset
+    """An onset sweep of one protocol's window at equal λ (`sweep_specs`), its no-weight-decay baseline, and the onset
     edge: the first upward crossing of θ = (N + 0.61) / 2 between neighbouring onsets of the sweep, narrowed
     by bisection (with `refine`) to the paper's resolution scaled to the run (100 steps at 20k)."""
     resolution = max(1, round(PAPER_RESOLUTION * P.steps / 20_000))
