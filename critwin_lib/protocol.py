@@ -143,9 +143,19 @@ class FittedChoice:
         """The parameters a claim page takes to run under this choice (its protocol, window length and λ)."""
         return {"protocol_name": self.protocol, "window_lambda": self.window_lambda, "window_frac": self.window_frac}
 
+    def placements(self) -> dict[str, float]:
+        """C2/C3's three windows of this length: at the start of the run, centred (the C1 window), at its end."""
+        return {"early": 0.0, "middle": self.middle_start, "late": 1.0 - self.window_frac}
 
-# The paper length's choice (calibration page, 2026-12-04). C1 runs under it there (`registry.PAGES`); C2-C4 still
-# run under PROFILE_PROTOCOLS (the first rule's λ-36 window) until their runs under it are trained.
+    def onset_fracs(self, step: float = 0.125) -> list[float]:
+        """C4's coarse onsets: every `step` of the run (eighths, as at the quick length) where a window of this
+        length still ends inside the run."""
+        n = round((1.0 - self.window_frac) / step)
+        return [k * step for k in range(n + 1)]
+
+
+# The paper length's choice (calibration page, 2026-12-04): C1-C4 run under it there (`registry.PAGES`), each page
+# keeping the design it had before (PROFILE_PROTOCOLS' λ-36 window) as its earlier one.
 FITTED_CHOICES = {"paper": FittedChoice("quarter-fit-matrices-20k", 3.0, "50 %")}
 
 

@@ -238,7 +238,7 @@ def test_the_earlier_design_at_the_other_length_is_read_or_counted(tmp_path):
     assert shipped.glue["paper_earlier_verdict"] == old.numbers["verdict"]
     assert shipped.glue["paper_earlier_fitted_verdict"] == old.numbers["fitted_verdict"]
     assert f"where the same rule read: C1 **{old.numbers['verdict']}** ({old.rows[0]['ours']})" in shipped.text
-    no_earlier = lengths.side_by_side("c04_sharp_onset", ClaimResult([], {}, ""), "quick", tmp_path)
+    no_earlier = lengths.side_by_side("c04b_window_vs_fitting", ClaimResult([], {}, ""), "quick", tmp_path)
     assert not any("earlier" in k for k in no_earlier.glue) and "earlier" not in no_earlier.text
 
 
@@ -296,20 +296,28 @@ def test_the_c1_page_draws_the_c1_window_beside_the_other_length_not_the_sliders
         c[c["condition"] == "window"])
 
 
-def test_the_onset_sweep_can_carry_the_fitted_choices_window_and_reuses_c1_and_c2s_runs():
-    """C4 under the fitted choice (windows half the run at λ 6, `window_lambda`): every window carries that λ, and
-    its onsets at the C1 window's and C2/C3's early and late starts are those pages' runs (same keys)."""
-    from critwin_lib.claims import window_onset, window_placement
-
-    fit = registry.PAPER_FIT.claim_params()
-    c4 = window_onset.c04_design(profile="paper", n_seeds=8, gamma=1.0, onset_fracs=[0.0, 0.125, 0.25, 0.375, 0.5],
-                                 **fit, cliff_fracs=[])
+def test_c2_to_c4_at_the_paper_length_run_under_the_fitted_choice_and_share_c1s_runs():
+    """C2/C3 and C4 at the paper length run under the calibration page's choice like C1 (windows half the run at
+    λ 6: early at the start, middle = the C1 window, late at the end; C4's onsets every eighth of the run while the
+    window fits), keep their λ-36 designs as the earlier ones, and share runs: C4's onsets at the C1 window's and
+    C2/C3's early and late starts are those pages' runs (same keys), and so is no weight decay."""
+    fit = registry.PAPER_FIT
+    assert fit.placements() == {"early": 0.0, "middle": 0.25, "late": 0.5}
+    assert fit.onset_fracs() == [0.0, 0.125, 0.25, 0.375, 0.5]
+    c23p, c4p = registry.page("c02_c03_budget_placement"), registry.page("c04_sharp_onset")
+    c23, c4 = registry.design_at(c23p, "paper"), registry.design_at(c4p, "paper")
+    for new, old in [(c23, registry.design_at(c23p, "paper", earlier=True)),
+                     (c4, registry.design_at(c4p, "paper", earlier=True))]:
+        assert new.protocol == fit.protocol and old.protocol == "mid-fit-matrices-20k"
+        assert {s[1].train.lr for s in new.specs} == {2e-4} and {s[1].train.steps for s in new.specs} == {20_000}
+        assert set(new.keys).isdisjoint(old.keys) and len(new.seeds) == len(old.seeds)
+    assert len(c23.seeds) == 12 and len(c4.seeds) == 8
     lams = {w[2] for s in c4.specs for w in s[1].wd.windows}
     assert lams == {6.0} and {w[1] - w[0] for s in c4.specs for w in s[1].wd.windows} == {10_000}
     assert "50 % of the run at λ = 6" in c4.summary
-    c23 = window_placement.c02_c03_design(profile="paper", n_seeds=12, gamma=1.0,
-                                          placements={"early": 0.0, "middle": 0.25, "late": 0.5}, span=[0.125, 0.875],
-                                          **fit)
+    assert sorted({lab["onset"] for lab, _ in c4.specs}) == [-1, 0, 2_500, 5_000, 7_500, 10_000]
+    span = {lab["condition"]: cfg.wd for lab, cfg in c23.specs}["span 0.125–0.875"]
+    assert span.windows == ((2_500, 17_500, 4.0),)  # the window's budget (λ 6 over half the run) over 75 % of it
     c1 = registry.design_at(registry.page("c01_critical_window"), "paper")
     key = experiment.run_key
     keys = {(lab["onset"], lab["seed"]): key(cfg) for lab, cfg in c4.specs}

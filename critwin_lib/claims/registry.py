@@ -59,21 +59,27 @@ class Page:
 # calibrated at that length; without the quick pages' extras (slider onsets, the other protocol's table).
 PAPER_LENGTH = {"n_seeds": 12, "alt_protocol": ""}
 PAPER_LOOKS = {"looks": [12, 22, 32]}  # C1's and C2's sequential design at that length (12: the first look)
-# The calibration page's fitted-regime choice at that length (its protocol, windows half the run long): a page
-# moves to it once its runs under it are all trained (C1 so far); the others keep the protocol of `protocol.resolve`.
+# The calibration page's fitted-regime choice at that length (its protocol, windows half the run long), which C1-C4
+# run under there; each keeps the design it ran under before (the first rule's protocol, its λ-36 window) as
+# `Page.earlier`, so its page can say what the same rule read under it.
 PAPER_FIT = protocol.FITTED_CHOICES["paper"]
 PAPER_FITTED_C1 = PAPER_FIT.claim_params() | {"window_start_frac": PAPER_FIT.middle_start}
+PAPER_FITTED_C2_C3 = PAPER_FIT.claim_params() | {"placements": PAPER_FIT.placements()}
+PAPER_FITTED_C4 = PAPER_FIT.claim_params() | {"onset_fracs": PAPER_FIT.onset_fracs()}
+PAPER_EARLIER = {"protocol_name": "mid-fit-matrices-20k"}
 
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
     Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01,
          {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | {"slider_starts": []}},
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | {"slider_starts": [], "protocol_name": "mid-fit-matrices-20k"}}),
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_EARLIER | {"slider_starts": []}}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
     Page("c02_c03_budget_placement", ("C2", "C3"), window_placement.c02_c03_design, window_placement.c02_c03,
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | {"onset_fracs": []}}),
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C2_C3 | {"onset_fracs": []}},
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_EARLIER | {"onset_fracs": []}}),
     Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04,
-         {"paper": PAPER_LENGTH | {"n_seeds": 8, "cliff_fracs": []}}),  # its fine grid: training, not yet read
+         {"paper": PAPER_LENGTH | PAPER_FITTED_C4 | {"n_seeds": 8, "cliff_fracs": []}},  # its fine grid: after the
+         {"paper": PAPER_LENGTH | PAPER_EARLIER | {"n_seeds": 8, "cliff_fracs": []}}),  # coarse edge under the choice
     Page("c04b_window_vs_fitting", ("C4b",), window_onset.c04b_design, window_onset.c04b),
     Page("c05_init_scale_window", ("C5",), init_scale.c05_design, init_scale.c05),
     Page("c06_c07_basin", ("C6", "C7"), init_scale.c06_c07_design, init_scale.c06_c07),
