@@ -67,6 +67,20 @@ def test_a_design_carries_the_protocol_it_resolved(profile):
     assert named.design(**registry.design_params(params)).protocol == "mid-fit-matrices-20k"
 
 
+@pytest.mark.parametrize("grid, message", [
+    ({"mid-fit-matrices": [-1.0]}, "paper_grid: must be a finite λ ≥ 0 in 'mid-fit-matrices''s list, got -1.0"),
+    ({"mid-fit-matrices": "1.5"}, "paper_grid: 'mid-fit-matrices' must have a non-empty list of λ ≥ 0"),
+    ({"mid-fit-matrices": []}, "paper_grid: 'mid-fit-matrices' must have a non-empty list of λ ≥ 0"),
+    ({"no-such": [1.0]}, "paper_grid"),
+])
+def test_the_calibration_grids_are_checked_like_its_window_grid_before_any_run(grid, message):
+    """A bad protocol name or λ in the paper grid is one clear error naming the field, before anything trains."""
+    with pytest.raises(ConfigError) as err:
+        calibration.c00_design(profile="smoke", n_seeds=2, gamma=1.0, grid={"mid-fit-matrices": [0.0]},
+                               init_check=[], paper_grid=grid)
+    assert str(err.value).startswith(message), str(err.value)
+
+
 def test_the_fitted_regime_reads_how_low_a_window_pushes_training_accuracy(tmp_path):
     """Tiny runs at smoke (the page's paper grid is the smoke profile there): part 2's table and the verdict."""
     specs = calibration.window_specs("smoke", 2, 1.0, {"mid-fit-matrices": [1.0]})

@@ -42,13 +42,19 @@ def _grid_design(profile: str, n_seeds: int, gamma: float, grid: Any, init_check
     seeds = P.seeds(n_seeds, seeds_field)
     if not isinstance(grid, dict) or not grid:
         raise config.ConfigError(f"{field}: must map protocol names to lists of λ, got {grid!r}")
+    for name, lams in grid.items():
+        protocol.get_protocol(name, field)
+        if not isinstance(lams, list | tuple) or not lams:
+            raise config.ConfigError(f"{field}: {name!r} must have a non-empty list of λ ≥ 0, got {lams!r}")
+        for lam in lams:
+            checks.non_negative(lam, field, f"a finite λ ≥ 0 in {name!r}'s list")
     specs = [({"protocol": name, "lambda": float(lam), "seed": s},
               protocol.anchor_run(P, s, protocol.full_run(lam), gamma=gamma, protocol=name))
              for name, lams in grid.items() for lam in lams for s in seeds]
-    checks = [({"gamma": float(g), "seed": s}, protocol.anchor_run(P, s, config.WDSchedule.none(), gamma=g))
-              for g in init_check for s in seeds]
-    return Design(specs + checks, f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, "
-                                  f"{len(specs) + len(checks)} runs", seeds)
+    inits = [({"gamma": float(g), "seed": s}, protocol.anchor_run(P, s, config.WDSchedule.none(), gamma=g))
+             for g in init_check for s in seeds]
+    return Design(specs + inits, f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds, "
+                                 f"{len(specs) + len(inits)} runs", seeds)
 
 
 def window_specs(profile: str, n_seeds: int, gamma: float, windows: Any) -> list:
