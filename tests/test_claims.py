@@ -242,6 +242,27 @@ def test_the_earlier_design_at_the_other_length_is_read_or_counted(tmp_path):
     assert not any("earlier" in k for k in no_earlier.glue) and "earlier" not in no_earlier.text
 
 
+def test_the_intros_onset_sentences_say_when_a_length_is_not_read_yet(tmp_path):
+    """Where the other length's onset sweep is not all stored, the texts the intro quotes for it say so in whole
+    sentences (its length's name, 'not read yet' with the count) rather than quoting numbers that do not exist;
+    where it is stored they are that length's own."""
+    from critwin_lib.claims import lengths, window_onset
+    from critwin_lib.claims.core import ClaimResult
+
+    texts = ["range_text", "glance_text", "cliff_answer", "cliff_short", "length_name"]
+    empty = lengths.side_by_side("c04_sharp_onset", ClaimResult([], {}, ""), "quick", tmp_path)
+    got = empty.glue_with_texts(texts, window_onset.unread_texts(empty.numbers, empty.other))
+    needed = empty.numbers["needed"]
+    assert got["paper_length_name"] == "the paper's length (20,000 steps)"
+    assert got["paper_glance_text"] == f"its onset sweep is not read yet (0 of {needed} runs stored)"
+    assert got["paper_cliff_answer"] == "not tested" and got["paper_range_text"].startswith("not read yet (0 of")
+    shipped = lengths.side_by_side("c04_sharp_onset", ClaimResult([], {}, ""), "quick", REPO / "results")
+    if shipped.other_result is not None:
+        n = shipped.other_result.numbers
+        read = shipped.glue_with_texts(texts, window_onset.unread_texts(shipped.numbers, shipped.other))
+        assert read["paper_glance_text"] == n["glance_text"] == f"{n['range_text']}, and {n['fall_text']}"
+
+
 def test_a_scoreboard_at_another_profile_says_which_pages_are_not_run_yet(tmp_path):
     """`python -m critwin_lib.claims --profile paper` after only some pages ran at paper: no error, and every page
     without all of its runs has NOT_RUN rows naming the command that trains them."""

@@ -32,12 +32,16 @@ class Lengths:
     # step, frac = step / the run's steps, mean, lo, hi, n): the page draws them side by side
     other_result: ClaimResult | None = None  # the page's result at the other length (None: not all stored)
 
-    def glue_with_texts(self, keys: list[str]) -> dict[str, Any]:
+    def glue_with_texts(self, keys: list[str], unread: dict[str, str] | None = None) -> dict[str, Any]:
         """`glue`, with each text number in `keys` present for the other length too: where its runs are not all
-        stored the text says so, so the intro can quote "<profile>_<key>" whatever is stored."""
+        stored the text says so (in the page's own words for the keys of `unread`), so the intro can quote
+        "<profile>_<key>" whatever is stored."""
         missing = (f"not read yet ({self.numbers['stored']} of {self.numbers['needed']} runs of "
                    f"{LENGTH_NAMES.get(self.other, self.other)} stored)")
-        return {**{f"{self.other}_{k}": missing for k in keys}, **self.glue}
+        said = dict.fromkeys(keys, missing)
+        if self.other_result is None:
+            said |= unread or {}
+        return {**{f"{self.other}_{k}": v for k, v in said.items()}, **self.glue}
 
 
 def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | Path) -> Lengths:

@@ -172,6 +172,7 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     cliff_table = paper = None
     numbers.update(_range_numbers(table, n), **cliff_texts(fine, P.name, P.steps), length_name=lengths_name(P.name,
                                                                                                          P.steps))
+    numbers["glance_text"] = f"{numbers['range_text']}, and {fall.text()}"
     if fine is not None:
         numbers.update(_cliff_numbers(fine, d.cliff))
         cliff_table = fates.share_table(fine_runs, ["onset"]).sort_values("onset").reset_index(drop=True)
@@ -210,6 +211,14 @@ def cliff_texts(fine: cliff.Cliff | None, profile: str, steps: int) -> dict[str,
                             f"{fine.bracket_lo:+.2f} to {fine.bracket_hi:+.2f}), at most {fine.steepest:+.2f} between "
                             f"neighbouring blocks {fine.span} steps apart (permutation p {fine.p_steepest:.3f}), "
                             f"against the paper's jump of at least {cliff.CLIFF_JUMP:g} within {fine.span} steps")}
+
+
+def unread_texts(numbers: dict[str, Any], profile: str) -> dict[str, str]:
+    """The texts the intro quotes for a length whose onset sweep is not all stored (`numbers`: that length's side,
+    with "stored", "needed" and "steps"), so its sentences say so instead of quoting numbers that do not exist."""
+    name = lengths_name(profile, numbers["steps"])
+    note = f"its onset sweep is not read yet ({numbers['stored']} of {numbers['needed']} runs stored)"
+    return {"length_name": name, "glance_text": note, "cliff_answer": "not tested", "cliff_short": f"at {name}, {note}"}
 
 
 def lengths_name(profile: str, steps: int) -> str:
