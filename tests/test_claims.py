@@ -304,9 +304,12 @@ def test_a_text_the_intro_quotes_from_the_other_length_says_when_its_runs_are_mi
     g = empty.glue_with_texts(["c3_rest_text"])
     assert g["quick_c3_rest_text"] == "early: …"
     assert g["paper_c3_rest_text"].startswith("not read yet (0 of ") and "the paper's length" in g["paper_c3_rest_text"]
-    shipped = lengths.side_by_side("c02_c03_budget_placement", here, "quick", REPO / "results")
+    c1 = ClaimResult([{"claim": "C1", "statement": "s", "paper": "q", "ours": "o", "profile": "quick", "seeds": 4,
+                       "verdict": "inconclusive"}], {}, "")
+    shipped = lengths.side_by_side("c01_critical_window", c1, "quick", REPO / "results")
     assert shipped.numbers["stored"] == shipped.numbers["needed"]  # all shipped: read, not the placeholder
-    assert shipped.glue_with_texts(["c3_rest_text"])["paper_c3_rest_text"].startswith("early: ")
+    got = shipped.glue_with_texts(["matches_full_text"])["paper_matches_full_text"]
+    assert got == shipped.other_result.numbers["matches_full_text"] and got.startswith("window matches full")
 
 
 def test_the_c1_page_draws_the_c1_window_beside_the_other_length_not_the_sliders_other_starts():
