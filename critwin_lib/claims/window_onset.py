@@ -172,7 +172,7 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     cliff_table = paper = None
     numbers.update(_range_numbers(table, n), **cliff_texts(fine, P.name, P.steps), length_name=lengths_name(P.name,
                                                                                                          P.steps))
-    numbers["glance_text"] = f"{numbers['range_text']}, and {fall.text()}"
+    numbers["glance_text"] = f"{numbers['range_text']}, and {numbers['fall_text']}"
     if fine is not None:
         numbers.update(_cliff_numbers(fine, d.cliff))
         cliff_table = fates.share_table(fine_runs, ["onset"]).sort_values("onset").reset_index(drop=True)
