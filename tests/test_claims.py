@@ -242,6 +242,26 @@ def test_the_earlier_design_at_the_other_length_is_read_or_counted(tmp_path):
     assert not any("earlier" in k for k in no_earlier.glue) and "earlier" not in no_earlier.text
 
 
+def test_c1s_fitted_paragraph_waits_for_both_lengths_and_names_each_once():
+    """The C1 page's "reasoning with the training set fitted?" paragraph is written from the side-by-side numbers
+    only when both lengths are decided, each named the way the rest of the book names it."""
+    from critwin_lib.claims import window_placement
+    from critwin_lib.sizes import length_name
+
+    one = {"quick_train_window": 1.0, "quick_train_full": 1.0, "quick_train_none": 1.0, "quick_close_window": 0.5,
+           "quick_fit_window": 7, "quick_fit_full": 5, "quick_seeds": 16, "quick_fitted_verdict": "not reproduced"}
+    assert window_placement.c01_fitted_text(one, ["quick", "paper"]) == ""
+    both = one | {k.replace("quick", "paper"): v for k, v in one.items()} | {"paper_fit_window": 2}
+    text = window_placement.c01_fitted_text(both, ["quick", "paper"])
+    assert text.startswith("**Reasoning with the training set fitted?**")
+    assert "At the quick length: mean final training accuracy window 1.00" in text
+    assert "at the paper's length: mean final training accuracy" in text and "window 2 of 16" in text
+    assert text.endswith("the verdict is **not reproduced** at the quick length and **not reproduced** at the "
+                         "paper's length.")
+    assert length_name("paper", 20000) == "the paper's length (20,000 steps)"
+    assert length_name("tiny") == "the tiny length"
+
+
 def test_the_intros_onset_sentences_say_when_a_length_is_not_read_yet(tmp_path):
     """Where the other length's onset sweep is not all stored, the texts the intro quotes for it say so in whole
     sentences (its length's name, 'not read yet' with the count) rather than quoting numbers that do not exist;

@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from critwin_lib.claims import cliff, fates, rules
+from critwin_lib.claims import cliff, fates, onsets, rules
 from critwin_lib.claims import history as rule_history
 from critwin_lib.config import ConfigError
 from critwin_lib.sizes import get_profile
@@ -114,6 +114,17 @@ def test_the_cliff_in_words_for_the_intro():
 
     none = window_onset.cliff_texts(None, "paper", 20_000)
     assert none["cliff_answer"] == "not tested" and "no fine grid" in none["cliff_short"]
+    flat_coarse = [onsets.ShareEdge(0.5, math.nan, math.nan, math.nan, f, pd.Series(dtype=float), falling)
+                   for f, falling in ((0.54, False), (0.34, True))]
+    nowhere = window_onset.cliff_texts(None, "paper", 20_000, tuple(flat_coarse))
+    assert nowhere["cliff_answer"] == "not tested"
+    assert nowhere["cliff_short"] == (
+        "at the paper's length (20,000 steps) the coarse onset sweep finds no edge for a fine grid at the paper's "
+        "resolution to tile: no onset where the reasoning share rises through 0.5 (54% of resamples over seeds have "
+        "one); no onset where the reasoning share falls through 0.5 for good (34% of resamples over seeds have one)")
+    edged = [onsets.ShareEdge(0.5, 1600.0, 1400.0, 1800.0, 0.9, pd.Series(dtype=float)), flat_coarse[1]]
+    bracketed = window_onset.cliff_texts(None, "paper", 20_000, tuple(edged))
+    assert "no fine grid has been trained" in bracketed["cliff_short"]
     sharp = cliff.read_cliff(_grid_runs([0.0] * 12 + [1.0] * 12, 8), resolution=32)
     t = window_onset.cliff_texts(sharp, "quick", 6400)
     assert t["cliff_answer"] == "found" and t["cliff_short"].startswith("at the quick length (6,400 steps), onsets")

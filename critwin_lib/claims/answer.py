@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from critwin_lib.claims import fates, registry
-from critwin_lib.claims.lengths import LENGTH_NAMES
 from critwin_lib.claims.window_onset import C4Result
+from critwin_lib.sizes import length_name
 
 C1_STEM = "c01_critical_window"
 # The paper's own numbers on this axis (onset as a share of the run): the C1 window in the middle reaches 0.93,
@@ -32,17 +32,13 @@ class Glance:
     paper: pd.DataFrame  # frac, share, claim, label
 
 
-def _length(profile: str, steps: int) -> str:
-    return f"{LENGTH_NAMES.get(profile, profile)} ({steps:,} steps)"
-
-
 def _shares(result: C4Result, profile: str) -> pd.DataFrame:
     cols = ["onset", "reasoning", "seeds", "share", "share_lo", "share_hi"]
     parts = [result.table[result.table["onset"] >= 0][cols].assign(grid="coarse")]
     if result.cliff_table is not None:
         parts.append(result.cliff_table[result.cliff_table["onset"] >= 0][cols].assign(grid="fine"))
     out = pd.concat(parts, ignore_index=True)
-    return out.assign(length=_length(profile, result.steps), frac=out["onset"] / result.steps)
+    return out.assign(length=length_name(profile, result.steps), frac=out["onset"] / result.steps)
 
 
 def _references(result: C4Result, profile: str, results_dir: str | Path) -> pd.DataFrame:
@@ -56,7 +52,7 @@ def _references(result: C4Result, profile: str, results_dir: str | Path) -> pd.D
         full = c1.table.set_index("condition").loc["full, equal budget"]
         rows.append({"reference": "full-run weight decay (C1, equal budget)",
                      **{k: full[k] for k in ("reasoning", "seeds", "share", "share_lo", "share_hi")}})
-    return pd.DataFrame(rows).assign(length=_length(profile, result.steps))
+    return pd.DataFrame(rows).assign(length=length_name(profile, result.steps))
 
 
 def glance(results: dict[str, C4Result | None], results_dir: str | Path) -> Glance:

@@ -15,9 +15,9 @@ import pandas as pd
 
 from critwin_lib.claims import registry, scoreboard
 from critwin_lib.claims.core import ClaimResult
+from critwin_lib.sizes import length_name
 
 OTHER = {"smoke": "paper", "quick": "paper", "paper": "quick"}  # the length a page at each profile is shown beside
-LENGTH_NAMES = {"smoke": "the smoke length", "quick": "the quick length", "paper": "the paper's length"}
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Lengths:
         stored the text says so (in the page's own words for the keys of `unread`), so the intro can quote
         "<profile>_<key>" whatever is stored."""
         missing = (f"not read yet ({self.numbers['stored']} of {self.numbers['needed']} runs of "
-                   f"{LENGTH_NAMES.get(self.other, self.other)} stored)")
+                   f"{length_name(self.other)} stored)")
         said = dict.fromkeys(keys, missing)
         if self.other_result is None:
             said |= unread or {}
@@ -60,8 +60,8 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
                              "needed": numbers["needed"], **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}}
                             for r in rows])
     at = {r["claim"]: r for r in rows}
-    head = f"At {LENGTH_NAMES.get(profile, profile)} ({mine['steps']:,} steps)"
-    there = f"at {LENGTH_NAMES.get(other, other)} ({numbers['steps']:,} steps, {numbers['seeds']} seeds)"
+    head = f"At {length_name(profile, mine['steps'])}"
+    there = f"at {length_name(other)} ({numbers['steps']:,} steps, {numbers['seeds']} seeds)"
     if rows and rows[0]["verdict"] == scoreboard.NOT_RUN:
         text = (head + ", " + "; ".join(f"{c} is **{r['verdict']}** ({r['seeds']} seeds)" for c, r in main.items())
                 + f". {there[0].upper() + there[1:]} its runs are not all trained yet: {numbers['stored']} of "
@@ -71,7 +71,7 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
         text = (head + " and " + there + ": " + "; ".join(
             f"{c} is **{r['verdict']}** ({r['seeds']} seeds: {r['ours']}) and **{at[c]['verdict']}** "
             f"({at[c]['ours']})" for c, r in main.items() if c in at) + ".")
-    text += f" The design at {LENGTH_NAMES.get(other, other)}: {numbers['design']}."
+    text += f" The design at {length_name(other)}: {numbers['design']}."
     earlier = _earlier(p, other, results_dir)
     if earlier:
         text += " " + earlier.pop("text")
@@ -89,7 +89,7 @@ def _earlier(p: registry.Page, profile: str, results_dir: str | Path) -> dict[st
     if profile not in p.earlier:
         return {}
     side = registry.at_profile(p.stem, profile, results_dir, earlier=True)
-    name = LENGTH_NAMES.get(profile, profile)
+    name = length_name(profile)
     if side.result is None:  # the same keys as below, so a text can quote them whatever is stored
         keys = [*scoreboard.verdict_keys(p.claims), "fitted_verdict"]
         return {"design": side.design, **dict.fromkeys(keys, scoreboard.NOT_RUN),
@@ -114,5 +114,5 @@ def _curves(result: ClaimResult | None, profile: str, steps: int) -> pd.DataFram
     c = result.length_curves() if result is not None else None
     if c is None:
         return pd.DataFrame(columns=CURVE_COLUMNS)
-    name = f"{LENGTH_NAMES.get(profile, profile)} ({steps:,} steps)"
+    name = length_name(profile, steps)
     return c.assign(length=name, profile=profile, frac=c["step"] / steps)[CURVE_COLUMNS]

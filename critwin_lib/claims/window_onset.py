@@ -15,7 +15,7 @@ from critwin_lib import config, protocol, stats
 from critwin_lib.claims import cliff, core, fates, onsets, rules
 from critwin_lib.claims import history as rule_history
 from critwin_lib.claims.core import ClaimResult, Design, fetch, onset_grid, score_row
-from critwin_lib.sizes import get_profile
+from critwin_lib.sizes import get_profile, length_name
 
 
 # ------------------------------------------------------------------------------------------ C4
@@ -170,8 +170,8 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                     P.name, n, verdict)
     curves = stats.mean_ci(history[history["protocol"] == main], ["onset", "step"], "acc/test_ood")
     cliff_table = paper = None
-    numbers.update(_range_numbers(table, n), **cliff_texts(fine, P.name, P.steps), length_name=lengths_name(P.name,
-                                                                                                         P.steps))
+    numbers.update(_range_numbers(table, n), **cliff_texts(fine, P.name, P.steps, (edge, fall)),
+                   length_name=length_name(P.name, P.steps))
     numbers["glance_text"] = f"{numbers['range_text']}, and {numbers['fall_text']}"
     if fine is not None:
         numbers.update(_cliff_numbers(fine, d.cliff))
@@ -196,16 +196,23 @@ def _fine_runs(fine: cliff.CliffDesign | None, results_dir: str, train_missing: 
 CLIFF_ANSWER = {rules.HOLDS: "found", rules.REJECTED: "ruled out", rules.UNDECIDED: "neither found nor ruled out"}
 
 
-def cliff_texts(fine: cliff.Cliff | None, profile: str, steps: int) -> dict[str, str]:
-    """The cliff in words, at every profile (the intro quotes them): found, ruled out or neither, and why."""
+def cliff_texts(fine: cliff.Cliff | None, profile: str, steps: int,
+                edges: tuple[onsets.ShareEdge, ...] = ()) -> dict[str, str]:
+    """The cliff in words, at every profile (the intro quotes them): found, ruled out or neither, and why. Without
+    a fine grid, `edges` (the coarse sweep's rise and fall) say whether there is a bracket for one to tile."""
     if fine is None:
+        if edges and all(math.isnan(e.edge) for e in edges):
+            why = "; ".join(e.text() for e in edges)
+            return {"cliff_answer": "not tested",
+                    "cliff_short": (f"at {length_name(profile, steps)} the coarse onset sweep finds no edge for a "
+                                    f"fine grid at the paper's resolution to tile: {why}")}
         return {"cliff_answer": "not tested",
-                "cliff_short": f"no fine grid has been trained at {lengths_name(profile, steps)} yet"}
+                "cliff_short": f"no fine grid has been trained at {length_name(profile, steps)} yet"}
     if math.isnan(fine.steepest):
-        return {"cliff_answer": "not tested", "cliff_short": f"at {lengths_name(profile, steps)}: {fine.text()}"}
+        return {"cliff_answer": "not tested", "cliff_short": f"at {length_name(profile, steps)}: {fine.text()}"}
     way = "falls" if fine.falling else "rises"
     return {"cliff_answer": CLIFF_ANSWER[fine.state],
-            "cliff_short": (f"at {lengths_name(profile, steps)}, onsets every {fine.resolution} steps from "
+            "cliff_short": (f"at {length_name(profile, steps)}, onsets every {fine.resolution} steps from "
                             f"{min(fine.grid):,} to {max(fine.grid):,} with {fine.seeds} seeds each: the share of "
                             f"reasoning seeds {way} by {fine.bracket:+.2f} across that bracket (95 % interval "
                             f"{fine.bracket_lo:+.2f} to {fine.bracket_hi:+.2f}), at most {fine.steepest:+.2f} between "
@@ -216,15 +223,9 @@ def cliff_texts(fine: cliff.Cliff | None, profile: str, steps: int) -> dict[str,
 def unread_texts(numbers: dict[str, Any], profile: str) -> dict[str, str]:
     """The texts the intro quotes for a length whose onset sweep is not all stored (`numbers`: that length's side,
     with "stored", "needed" and "steps"), so its sentences say so instead of quoting numbers that do not exist."""
-    name = lengths_name(profile, numbers["steps"])
+    name = length_name(profile, numbers["steps"])
     note = f"its onset sweep is not read yet ({numbers['stored']} of {numbers['needed']} runs stored)"
     return {"length_name": name, "glance_text": note, "cliff_answer": "not tested", "cliff_short": f"at {name}, {note}"}
-
-
-def lengths_name(profile: str, steps: int) -> str:
-    """'the quick length (6,400 steps)'."""
-    name = {"paper": "the paper's length"}.get(profile, f"the {profile} length")
-    return f"{name} ({steps:,} steps)"
 
 
 def _range_numbers(table: pd.DataFrame, n: int) -> dict[str, Any]:

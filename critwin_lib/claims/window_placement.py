@@ -21,7 +21,7 @@ from critwin_lib import checks, config, protocol, schedules, sequential, stats
 from critwin_lib.claims import core, fates, looks, rules
 from critwin_lib.claims import history as rule_history
 from critwin_lib.claims.core import ClaimResult, Design, fetch, score_row
-from critwin_lib.sizes import Size, get_profile
+from critwin_lib.sizes import Size, get_profile, length_name
 
 PAPER_C1 = {"window": fates.paper_share(0.93), "full": fates.paper_share(0.91), "none": fates.paper_share(0.15)}
 PAPER_C2 = {"middle": fates.paper_share(0.93), "early": fates.paper_share(0.15)}  # 5-9x: early at chance
@@ -249,6 +249,25 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
 
 
 # --------------------------------------------------------------------------------------- C2, C3
+def c01_fitted_text(glue: dict[str, Any], profiles: list[str]) -> str:
+    """Whether C1's reasoning comes with a fitted training set at both lengths (`glue`: the side-by-side numbers,
+    keys "<profile>_<key>"), in one paragraph; "" until both lengths are decided."""
+    both = [p for p in profiles if f"{p}_train_window" in glue]
+    if len(both) < 2:
+        return ""
+    g = glue
+    at = [f"{length_name(p)}: mean final training accuracy window {g[p + '_train_window']:.2f}, full at equal "
+          f"budget {g[p + '_train_full']:.2f}, none {g[p + '_train_none']:.2f}; mean OOD when the window closes "
+          f"{g[p + '_close_window']:.2f}; seeds that reason and end fitted (≥ 0.99): window {g[p + '_fit_window']} "
+          f"of {g[p + '_seeds']}, full {g[p + '_fit_full']} of {g[p + '_seeds']}" for p in both]
+    strict = " and ".join(f"**{g[p + '_fitted_verdict']}** at {length_name(p)}" for p in both)
+    return (f"**Reasoning with the training set fitted?** The fate rule reads reasoning from OOD accuracy alone. At "
+            f"{at[0]}; at {at[1]}. Where these counts fall short of the reasoning counts above, runs end reasoning "
+            f"without a fitted training set (a low OOD accuracy when the window closes says the window wiped what "
+            f"was learned and the run was still relearning it at the end). Under the stricter reading (the "
+            f"sensitivity tables' row *final, training set fitted*) the verdict is {strict}.")
+
+
 def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float,
                    window_lambda: float, span: list, onset_seeds: int = 0, onset_fracs: list | None = None,
                    alt_protocol: str = "", alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
