@@ -276,11 +276,14 @@ def test_the_intros_onset_sentences_say_when_a_length_is_not_read_yet(tmp_path):
     assert got["paper_length_name"] == "the paper's length (20,000 steps)"
     assert got["paper_glance_text"] == f"its onset sweep is not read yet (0 of {needed} runs stored)"
     assert got["paper_cliff_answer"] == "not tested" and got["paper_range_text"].startswith("not read yet (0 of")
+    assert got["paper_cliff_short"] == (f"at the paper's length (20,000 steps), where its onset sweep is not read yet "
+                                        f"(0 of {needed} runs stored)")
     shipped = lengths.side_by_side("c04_sharp_onset", ClaimResult([], {}, ""), "quick", REPO / "results")
-    if shipped.other_result is not None:
-        n = shipped.other_result.numbers
-        read = shipped.glue_with_texts(texts, window_onset.unread_texts(shipped.numbers, shipped.other))
-        assert read["paper_glance_text"] == n["glance_text"] == f"{n['range_text']}, and {n['fall_text']}"
+    assert shipped.other_result is not None  # the shipped paper-length sweep is read, in its own words
+    n = shipped.other_result.numbers
+    read = shipped.glue_with_texts(texts, window_onset.unread_texts(shipped.numbers, shipped.other))
+    assert read["paper_glance_text"] == n["glance_text"] == f"{n['range_text']}, and {n['fall_text']}"
+    assert read["paper_cliff_short"] == n["cliff_short"] and n["cliff_short"].startswith("at the paper's length")
 
 
 def test_a_scoreboard_at_another_profile_says_which_pages_are_not_run_yet(tmp_path):

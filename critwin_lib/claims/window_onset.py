@@ -198,16 +198,17 @@ CLIFF_ANSWER = {rules.HOLDS: "found", rules.REJECTED: "ruled out", rules.UNDECID
 
 def cliff_texts(fine: cliff.Cliff | None, profile: str, steps: int,
                 edges: tuple[onsets.ShareEdge, ...] = ()) -> dict[str, str]:
-    """The cliff in words, at every profile (the intro quotes them): found, ruled out or neither, and why. Without
-    a fine grid, `edges` (the coarse sweep's rise and fall) say whether there is a bracket for one to tile."""
+    """The cliff in words, at every profile (the intro quotes them): found, ruled out or neither, and why, the
+    reason starting "at <the length>" so that it follows the answer in a sentence. Without a fine grid, `edges`
+    (the coarse sweep's rise and fall) say whether there is a bracket for one to tile."""
     if fine is None:
         if edges and all(math.isnan(e.edge) for e in edges):
             why = "; ".join(e.text() for e in edges)
             return {"cliff_answer": "not tested",
-                    "cliff_short": (f"at {length_name(profile, steps)} the coarse onset sweep finds no edge for a "
-                                    f"fine grid at the paper's resolution to tile: {why}")}
+                    "cliff_short": (f"at {length_name(profile, steps)}, where the coarse onset sweep finds no edge "
+                                    f"for a fine grid at the paper's resolution to tile: {why}")}
         return {"cliff_answer": "not tested",
-                "cliff_short": f"no fine grid has been trained at {length_name(profile, steps)} yet"}
+                "cliff_short": f"at {length_name(profile, steps)}, where no fine grid has been trained yet"}
     if math.isnan(fine.steepest):
         return {"cliff_answer": "not tested", "cliff_short": f"at {length_name(profile, steps)}: {fine.text()}"}
     way = "falls" if fine.falling else "rises"
@@ -225,7 +226,8 @@ def unread_texts(numbers: dict[str, Any], profile: str) -> dict[str, str]:
     with "stored", "needed" and "steps"), so its sentences say so instead of quoting numbers that do not exist."""
     name = length_name(profile, numbers["steps"])
     note = f"its onset sweep is not read yet ({numbers['stored']} of {numbers['needed']} runs stored)"
-    return {"length_name": name, "glance_text": note, "cliff_answer": "not tested", "cliff_short": f"at {name}, {note}"}
+    return {"length_name": name, "glance_text": note, "cliff_answer": "not tested",
+            "cliff_short": f"at {name}, where {note}"}
 
 
 def _range_numbers(table: pd.DataFrame, n: int) -> dict[str, Any]:
