@@ -72,13 +72,10 @@ PROFILES: dict[str, Size] = {
 }
 
 
-LENGTH_NAMES = {"smoke": "the smoke length", "quick": "the quick length", "paper": "the paper's length"}
-
-
 def length_name(profile: str, steps: int | None = None) -> str:
     """How the book names a profile's run length: 'the quick length (6,400 steps)', or without `steps`
-    'the quick length'."""
-    name = LENGTH_NAMES.get(profile, f"the {profile} length")
+    'the quick length' ('the paper's length' at paper)."""
+    name = "the paper's length" if profile == "paper" else f"the {profile} length"
     return name if steps is None else f"{name} ({steps:,} steps)"
 
 

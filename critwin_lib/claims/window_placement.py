@@ -248,7 +248,6 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                     steps=d.steps, sequence=seq)
 
 
-# --------------------------------------------------------------------------------------- C2, C3
 def c01_fitted_text(glue: dict[str, Any], profiles: list[str]) -> str:
     """Whether C1's reasoning comes with a fitted training set at both lengths (`glue`: the side-by-side numbers,
     keys "<profile>_<key>"), in one paragraph; "" until both lengths are decided."""
@@ -268,6 +267,7 @@ def c01_fitted_text(glue: dict[str, Any], profiles: list[str]) -> str:
             f"sensitivity tables' row *final, training set fitted*) the verdict is {strict}.")
 
 
+# --------------------------------------------------------------------------------------- C2, C3
 def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict, window_frac: float,
                    window_lambda: float, span: list, onset_seeds: int = 0, onset_fracs: list | None = None,
                    alt_protocol: str = "", alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
