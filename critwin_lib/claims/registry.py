@@ -59,6 +59,7 @@ class Page:
 # calibrated at that length; without the quick pages' extras (slider onsets, the other protocol's table).
 PAPER_LENGTH = {"n_seeds": 12, "alt_protocol": ""}
 PAPER_LOOKS = {"looks": [12, 22, 32]}  # C1's and C2's sequential design at that length (12: the first look)
+PAPER_C1_LOOK = {"n_seeds": 22}  # the look C1 has reached there: its first (12 seeds) did not decide
 # The calibration page's fitted-regime choice at that length (its protocol, windows half the run long), which C1-C4
 # run under there; each keeps the design it ran under before (the first rule's protocol, its λ-36 window) as
 # `Page.earlier`, so its page can say what the same rule read under it.
@@ -71,7 +72,7 @@ PAPER_EARLIER = {"protocol_name": "mid-fit-matrices-20k"}
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
     Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01,
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | {"slider_starts": []}},
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | PAPER_C1_LOOK | {"slider_starts": []}},
          {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_EARLIER | {"slider_starts": []}}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
     Page("c02_c03_budget_placement", ("C2", "C3"), window_placement.c02_c03_design, window_placement.c02_c03,
