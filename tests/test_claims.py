@@ -96,7 +96,7 @@ def test_shipped_claims_csv_and_glued_numbers_follow_from_the_shipped_results_on
     paper = [r for r in rows if r["profile"] == "paper"]  # the core claims at the paper's length
     assert [r["claim"] for r in paper] == ["C1", "C2", "C3", "C4"] and len(rows) == len(quick) + len(paper)
     assert all(r["verdict"] in (*VERDICTS, scoreboard.NOT_RUN) for r in paper)
-    assert [int(r["seeds"]) for r in paper] == [22, 12, 12, 8]  # C1 at its second look
+    assert [int(r["seeds"]) for r in paper] == [32, 12, 12, 8]  # C1 at its third and last look
 
 
 @pytest.mark.slow
@@ -123,7 +123,7 @@ def test_a_page_declares_its_parameters_at_the_paper_length():
     c1 = registry.page("c01_critical_window")
     quick, paper = (registry.profile_defaults(c1.notebook, p) for p in ("quick", "paper"))
     assert quick == {**registry.notebook_defaults(c1.notebook), "profile": "quick"}
-    assert paper["n_seeds"] == 22 and paper["alt_protocol"] == "" and paper["slider_starts"] == []  # its look 2
+    assert paper["n_seeds"] == 32 and paper["alt_protocol"] == "" and paper["slider_starts"] == []  # its last look
     assert registry.profile_defaults(registry.page("c04_sharp_onset").notebook, "paper")["n_seeds"] == 8
     assert registry.scored_profiles(c1, "quick") == ["quick", "paper"]
     assert registry.scored_profiles(registry.page("c13_instrumentation"), "quick") == ["quick"]
@@ -217,7 +217,7 @@ def test_c1_at_the_paper_length_runs_under_the_fitted_choice_and_keeps_the_earli
     assert sched["window"].windows == ((5_000, 15_000, 6.0),) and sched["full, equal budget"].base == 3.0
     assert {s[1].train.lr for s in new.specs} == {2e-4} and {s[1].train.steps for s in new.specs} == {20_000}
     assert {s[0]["condition"]: s[1].wd for s in old.specs}["window"].windows == ((7_500, 12_500, 36.0),)
-    assert set(new.keys).isdisjoint(old.keys) and (len(new.seeds), len(old.seeds)) == (22, 12)  # C1's look 2
+    assert set(new.keys).isdisjoint(old.keys) and (len(new.seeds), len(old.seeds)) == (32, 12)  # C1's look 3
     assert "(50 % of the run) at λ = 6, full-run λ 3" in new.summary
 
 

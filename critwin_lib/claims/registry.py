@@ -59,7 +59,7 @@ class Page:
 # calibrated at that length; without the quick pages' extras (slider onsets, the other protocol's table).
 PAPER_LENGTH = {"n_seeds": 12, "alt_protocol": ""}
 PAPER_LOOKS = {"looks": [12, 22, 32]}  # C1's and C2's sequential design at that length (12: the first look)
-PAPER_C1_LOOK = {"n_seeds": 22}  # the look C1 has reached there: its first (12 seeds) did not decide
+PAPER_C1_LOOK = {"n_seeds": 32}  # the look C1 has reached there: its last (neither 12 nor 22 seeds decided)
 # The calibration page's fitted-regime choice at that length (its protocol, windows half the run long), which C1-C4
 # run under there; each keeps the design it ran under before (the first rule's protocol, its λ-36 window) as
 # `Page.earlier`, so its page can say what the same rule read under it.
