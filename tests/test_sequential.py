@@ -54,6 +54,14 @@ def test_a_design_stops_at_the_first_look_that_decides_and_takes_no_look_the_see
     assert table["beats: p below"].is_monotonic_increasing
 
 
+def test_a_design_that_reaches_its_last_look_undecided_stops_there_and_says_so():
+    tie = {"a": _seeds([True, False] * 24), "b": _seeds([True, False] * 24)}
+    p = looks.run(_decide, tie, [16, 32, 48])
+    assert [t.seeds for t in p.taken] == [16, 32, 48] and p.verdict == "inconclusive" and p.stopped
+    assert p.status() == "the design reached its maximum, 48 seeds (look 3 of 3), undecided"
+    assert list(p.table()["verdict"]) == ["inconclusive"] * 3
+
+
 def test_the_first_look_is_held_to_a_much_stricter_level_than_the_last():
     ten = {"a": _seeds([True] * 10 + [False] * 6), "b": _seeds([False] * 16)}  # exact McNemar p = 0.5 ** 10
     first = looks.run(_decide, ten, [16, 32, 48])
