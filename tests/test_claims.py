@@ -238,6 +238,9 @@ def test_the_earlier_design_at_the_other_length_is_read_or_counted(tmp_path):
     assert shipped.glue["paper_earlier_verdict"] == old.numbers["verdict"]
     assert shipped.glue["paper_earlier_fitted_verdict"] == old.numbers["fitted_verdict"]
     assert f"where the same rule read: C1 **{old.numbers['verdict']}** ({old.rows[0]['ours']})" in shipped.text
+    assert "look 1 of 3 (12 seeds) did not decide; the next, look 2, is at 22 seeds" in shipped.text
+    assert "That design took no runs after the page moved, so it stands as read here." in shipped.text
+    assert shipped.table["design"].notna().all() and shipped.table["design"].str.startswith("profile ").all()
     no_earlier = lengths.side_by_side("c04b_window_vs_fitting", ClaimResult([], {}, ""), "quick", tmp_path)
     assert not any("earlier" in k for k in no_earlier.glue) and "earlier" not in no_earlier.text
 

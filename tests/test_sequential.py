@@ -48,7 +48,7 @@ def test_a_design_stops_at_the_first_look_that_decides_and_takes_no_look_the_see
     tie = {"a": _seeds([True, False] * 12), "b": _seeds([True, False] * 12)}
     p = looks.run(_decide, tie, [16, 32, 48])  # 24 seeds stored: look 2 (32) is not reached yet
     assert [t.seeds for t in p.taken] == [16] and p.verdict == "inconclusive" and not p.stopped
-    assert "goes on to look 2 (32 seeds)" in p.status()
+    assert p.status() == "look 1 of 3 (16 seeds) did not decide; the next, look 2, is at 32 seeds"
     table = p.table()
     assert list(table["verdict"]) == ["inconclusive", "not taken", "not taken"]
     assert table["beats: p below"].is_monotonic_increasing

@@ -57,7 +57,8 @@ def side_by_side(stem: str, here: ClaimResult, profile: str, results_dir: str | 
     mine = {"profile": profile, "steps": d.run_steps, "stored": n_here, "needed": n_here, "design": d.summary}
     table = pd.DataFrame([{**mine, **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}} for r in here.rows]
                          + [{"profile": other, "steps": numbers["steps"], "stored": numbers["stored"],
-                             "needed": numbers["needed"], **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}}
+                             "needed": numbers["needed"], "design": numbers["design"],
+                             **{k: r[k] for k in ("claim", "seeds", "ours", "verdict")}}
                             for r in rows])
     at = {r["claim"]: r for r in rows}
     head = f"At {length_name(profile, mine['steps'])}"
@@ -101,7 +102,8 @@ def _earlier(p: registry.Page, profile: str, results_dir: str | Path) -> dict[st
                                           f"({side.design}), where the same rule read: {said}"
                                           + (f"; counting only seeds that end fitted: **{strict}**"
                                              if strict != scoreboard.NOT_RUN else "")
-                                          + "."}
+                                          + ". That design took no runs after the page moved, so it stands as read"
+                                            " here."}
     keys = dict(zip(p.claims, scoreboard.verdict_keys(p.claims), strict=True))
     return out | {keys[c]: r["verdict"] for c, r in verdicts.items()} | {"fitted_verdict": strict}
 

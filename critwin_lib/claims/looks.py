@@ -57,8 +57,8 @@ class Progress:
         if self.stopped:
             return f"the design reached its maximum, {last.seeds} seeds (look {k} of {k}), undecided"
         nxt = self.looks_planned[last.look]
-        return (f"look {last.look} of {k} ({last.seeds} seeds) did not decide; the design goes on to look "
-                f"{last.look + 1} ({nxt} seeds)")
+        return (f"look {last.look} of {k} ({last.seeds} seeds) did not decide; the next, look {last.look + 1}, "
+                f"is at {nxt} seeds")
 
     def table(self) -> pd.DataFrame:
         """One row per planned look: seeds, the levels its tests are held to, and (for looks taken) the verdict
