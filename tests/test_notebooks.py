@@ -134,6 +134,21 @@ def test_shipped_quick_results_are_complete(quick_pages, path):
     assert nbformat.read(out / path.name, as_version=4).metadata["papermill"]["exception"] is None
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("stem", "status"), [
+    ("c01_critical_window", "the design reached its maximum, 32 seeds (look 3 of 3), undecided"),
+    ("c02_c03_budget_placement", "the rule stopped at look 1 of 3 (12 seeds): not reproduced")])
+def test_c1_and_c2_pages_show_the_paper_lengths_looks_beside_their_own(quick_pages, stem, status):
+    # The sequential design at the other length: its status and one row per look (12, 22, 32 seeds).
+    out, _ = quick_pages
+    shown = ["".join(o.get("data", {}).get("text/markdown", "") or o.get("data", {}).get("text/plain", ""))
+             for c in nbformat.read(out / f"{stem}.ipynb", as_version=4).cells for o in c.get("outputs", [])]
+    at = next(i for i, t in enumerate(shown) if t.startswith("**The sequential design at the paper's length:**"))
+    assert shown[at].endswith(f" {status}.")
+    rows = [line.split()[:3] for line in shown[at + 1].splitlines()[1:4]]
+    assert rows == [["0", "1", "12"], ["1", "2", "22"], ["2", "3", "32"]]
+
+
 def test_reproduce_prints_the_whole_plan_before_anything_runs(tmp_path, capsys):
     from critwin_lib import notebooks
 
