@@ -17,7 +17,7 @@ import pytest
 
 from critwin_lib.claims.core import VERDICTS
 
-from .conftest import requested_urls, wait_for
+from .conftest import REPO, requested_urls, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -68,6 +68,9 @@ def test_intro_quotes_glued_numbers(smoke_site):
     assert row, "no C1 row"
     cells = re.sub(r"<[^>]+>", "", row.group(0))
     assert re.search(r"seeds that reason: window \d+, full at equal budget \d+, none \d+ of \d+", cells), cells
+    # the interval's level is the look's (glued), not a fixed 90 %: a sequential look holds it higher
+    assert re.search(r"\] \(\d+(\.\d+)? %, margin ± 0\.25\)", cells), cells
+    assert "(90 %, margin" not in (REPO / "book" / "intro.md").read_text(encoding="utf-8")
     assert any(v in cells for v in VERDICTS), cells
     measured = ("C2", "C3", "C4", "C4b", "C5", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "C13")
     for claim in measured:  # every measured claim's row ends in a glued verdict

@@ -377,3 +377,34 @@ def test_c2_to_c4_at_the_paper_length_run_under_the_fitted_choice_and_share_c1s_
         assert keys[(5_000, seed)] == c1_window[seed] == placed[("middle", seed)]
         assert keys[(0, seed)] == placed[("early", seed)] and keys[(10_000, seed)] == placed[("late", seed)]
         assert keys[(-1, seed)] == placed[("none", seed)]
+
+
+def test_each_length_s_scoreboard_row_names_the_windows_its_design_ran():
+    """The statement column is the paper's claim ("one 25% window"); at 20,000 steps C1–C4 run windows half the run
+    long, so each of their rows begins with the windows and λ its design ran, read here from that design's runs."""
+    with open(REPO / "results" / "claims.csv", newline="", encoding="utf-8") as f:
+        ours = {(r["claim"], r["profile"]): r["ours"] for r in csv.DictReader(f)}
+
+    def main_windows(stem: str, profile: str, key: str) -> dict:
+        d = registry.design_at(registry.page(stem), profile)
+        return {lab[key]: cfg.wd for lab, cfg in d.specs if lab["protocol"] == d.protocol}
+
+    def span(wd) -> str:
+        (start, end, _), = wd.windows
+        return f"[{start:,}, {end:,})"
+
+    for profile in ("quick", "paper"):
+        c1 = main_windows("c01_critical_window", profile, "condition")
+        (_, _, lam), = c1["window"].windows
+        assert ours[("C1", profile)].startswith(
+            f"window {span(c1['window'])} at λ {lam:g} against full-run λ {c1['full, equal budget'].base:g}; ")
+        c23 = main_windows("c02_c03_budget_placement", profile, "condition")
+        assert {c23[c].windows[0][2] for c in ("early", "middle", "late")} == {lam}
+        assert ours[("C2", profile)].startswith(f"middle {span(c23['middle'])} vs early {span(c23['early'])} at λ "
+                                                f"{lam:g}; ")
+        assert ours[("C3", profile)].startswith(f"early {span(c23['early'])}, late {span(c23['late'])} at λ {lam:g}; ")
+        c4 = main_windows("c04_sharp_onset", profile, "onset")
+        lengths = {w[1] - w[0] for wd in c4.values() for w in wd.windows}
+        assert len(lengths) == 1 and {w[2] for wd in c4.values() for w in wd.windows} == {lam}
+        assert ours[("C4", profile)].startswith(f"windows of {lengths.pop():,} steps at λ {lam:g}; ")
+    assert "[5,000, 15,000) at λ 6 against full-run λ 3" in ours[("C1", "paper")]  # half the run, not a quarter

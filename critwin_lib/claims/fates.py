@@ -251,11 +251,13 @@ def headline(table: pd.DataFrame, verdict: str) -> str:
 
 
 def part_numbers(prefix: str, parts: dict[str, Comparison]) -> dict[str, Any]:
+    """Each part's state, difference, interval, p and text, and its interval's level in percent (a sequential
+    look's, not always 90 or 95), keyed '<prefix><part>_<what>'."""
     out = {}
     for key, c in parts.items():
         tag = f"{prefix}{key.replace(' ', '_')}"
         out.update({f"{tag}_state": c.state, f"{tag}_diff": c.diff, f"{tag}_lo": c.lo, f"{tag}_hi": c.hi,
-                    f"{tag}_p": c.p, f"{tag}_text": c.text()})
+                    f"{tag}_p": c.p, f"{tag}_level_pct": 100 * c.level, f"{tag}_text": c.text()})
     return out
 
 

@@ -164,7 +164,8 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     shares = ", ".join(f"{int(r['onset'])}: {int(r['reasoning'])}/{int(r['seeds'])}" for _, r in windows.iterrows())
     row = score_row("C4", "moving the window onset by 100 steps moves OOD from chance to reasoning",
                     "+100 steps: 0.15 → 0.61; +400: 0.93",
-                    f"reasoning seeds by onset {shares} (none {int(none['reasoning'])}/{n}); {edge.text()}"
+                    f"windows of {length:,} steps at λ {numbers['window_lambda']:g}; reasoning seeds by onset "
+                    f"{shares} (none {int(none['reasoning'])}/{n}); {edge.text()}"
                     + (f"; fine grid every {fine.resolution} steps over {min(fine.grid)}–{max(fine.grid)} "
                        f"({fine.seeds} seeds): {fine.text()}" if fine is not None and fine.grid else ""),
                     P.name, n, verdict)

@@ -20,7 +20,7 @@ import pandas as pd
 from critwin_lib import checks, config, protocol, schedules, sequential, stats
 from critwin_lib.claims import core, fates, looks, rules
 from critwin_lib.claims import history as rule_history
-from critwin_lib.claims.core import ClaimResult, Design, fetch, score_row
+from critwin_lib.claims.core import ClaimResult, Design, fetch, score_row, window_text
 from critwin_lib.sizes import Size, get_profile, length_name
 
 PAPER_C1 = {"window": fates.paper_share(0.93), "full": fates.paper_share(0.91), "none": fates.paper_share(0.15)}
@@ -229,7 +229,9 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                         f"ood_{key}": float(t.loc[c, "final_ood"]), f"max_{key}": float(t.loc[c, "max_ood"]),
                         f"close_{key}": float(t.loc[c, "close_ood"]), f"train_{key}": float(t.loc[c, "final_train"]),
                         f"fit_{key}": int(fitted.get(c, 0))})
-    ours = (f"reasoning seeds: window {numbers['k_window']}/{n}, full {numbers['k_full']}/{n} (equal budget), "
+    ours = (f"window {window_text(int(c1_start), length, d.window_lambda)} against full-run λ "
+            f"{d.budget / d.steps:g}; reasoning seeds: window {numbers['k_window']}/{n}, full {numbers['k_full']}/{n} "
+            f"(equal budget), "
             f"{numbers['k_full_lambda']}/{n} (equal λ), none {numbers['k_none']}/{n}; window − full "
             f"{parts['matches full'].diff:+.2f} [{parts['matches full'].lo:+.2f}, {parts['matches full'].hi:+.2f}] "
             f"({100 * parts['matches full'].level:.4g} %, margin ± {rules.MARGIN:g}); window vs none McNemar p "
@@ -397,13 +399,16 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                         f"unfit_{c}": int(t.loc[c, "not_fitted"])})
     k = {c: numbers[f"k_{c}"] for c in ("early", "middle", "late", "none")}
     c2p = parts2["middle beats early"]
+    at = {c: window_text(P.step_at(params["placements"][c]), length) for c in ("early", "middle", "late")}
     rows = [score_row("C2", "at equal budget, WD mid-run beats WD early", "middle 5-9x early",
-                      f"reasoning seeds: middle {k['middle']}/{n} vs early {k['early']}/{n} (McNemar p {c2p.p:.3f}); "
+                      f"middle {at['middle']} vs early {at['early']} at λ {d.window_lambda:g}; reasoning seeds: "
+                      f"middle {k['middle']}/{n} vs early {k['early']}/{n} (McNemar p {c2p.p:.3f}); "
                       f"difference {c2p.diff:+.2f} [{c2p.lo:+.2f}, {c2p.hi:+.2f}] ({100 * c2p.level:.4g} %) against "
                       f"the paper's ≥ {rules.C2_SIZE:g}; mean OOD middle {M:.2f} vs early {E:.2f}; sequential design: "
                       f"{seq2.status()}", params["profile"], n, v2),
             score_row("C3", "the same budget early or late leaves OOD at chance, as no WD", "early, late ≈ 0.15 ≈ none",
-                      f"reasoning seeds: early {k['early']}/{n}, late {k['late']}/{n}, none {k['none']}/{n}; "
+                      f"early {at['early']}, late {at['late']} at λ {d.window_lambda:g}; reasoning seeds: "
+                      f"early {k['early']}/{n}, late {k['late']}/{n}, none {k['none']}/{n}; "
                       + "; ".join(f"{c.part} {c.diff:+.2f} [{c.lo:+.2f}, {c.hi:+.2f}] (90 %)" for c in parts3.values()),
                       params["profile"], n, v3)]
     main_hist = history[(history["protocol"] == main) & (history["condition"] != "onset")]
