@@ -72,10 +72,10 @@ def score_row(claim: str, statement: str, paper: str, ours: str, profile: str, s
             "seeds": seeds, "verdict": verdict}
 
 
-def window_text(start: int, length: int, lam: float | None = None) -> str:
-    """A window as the scoreboard names the design it read: '[5,000, 15,000) at λ 6' ('[5,000, 15,000)' without
-    a λ)."""
-    return f"[{start:,}, {start + length:,})" + ("" if lam is None else f" at λ {lam:g}")
+def window_text(start: int, end: int, lam: float | None = None) -> str:
+    """A window [start, end) as the pages name the design they read: '[5,000, 15,000) at λ 6' ('[5,000, 15,000)'
+    without a λ)."""
+    return f"[{start:,}, {end:,})" + ("" if lam is None else f" at λ {lam:g}")
 
 
 def configs(specs: list[Spec]) -> list[config.RunConfig]:

@@ -15,7 +15,7 @@ import pandas as pd
 from critwin_lib import checks, config, protocol, stats
 from critwin_lib.claims import anchors, fates, rules
 from critwin_lib.claims import history as rule_history
-from critwin_lib.claims.core import SUCCESS_OOD, ClaimResult, Design, condition_table, fetch, score_row
+from critwin_lib.claims.core import SUCCESS_OOD, ClaimResult, Design, condition_table, fetch, score_row, window_text
 from critwin_lib.config import ConfigError, WDSchedule
 from critwin_lib.schedules import schedule_frame
 from critwin_lib.sizes import Size, get_profile
@@ -225,7 +225,7 @@ def _c12_numbers(params: dict[str, Any], d: OptimizerDesign, P: Size, parts: dic
         numbers[f"{r['optimizer'].lower()}_ood_{r['name']}"] = float(r["final_ood"])
         numbers[f"{r['optimizer'].lower()}_t_mem_{r['name']}"] = float(r["t_mem"])
     start, end = protocol.window_steps(P, d.places["middle"], params["window_frac"])
-    numbers["middle_window"] = f"[{start:,}, {end:,})"
+    numbers["middle_window"] = window_text(start, end)
     return numbers
 
 

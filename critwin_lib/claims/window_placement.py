@@ -229,10 +229,10 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                         f"ood_{key}": float(t.loc[c, "final_ood"]), f"max_{key}": float(t.loc[c, "max_ood"]),
                         f"close_{key}": float(t.loc[c, "close_ood"]), f"train_{key}": float(t.loc[c, "final_train"]),
                         f"fit_{key}": int(fitted.get(c, 0))})
-    ours = (f"window {window_text(int(c1_start), length, d.window_lambda)} against full-run λ "
-            f"{d.budget / d.steps:g}; reasoning seeds: window {numbers['k_window']}/{n}, full {numbers['k_full']}/{n} "
-            f"(equal budget), "
-            f"{numbers['k_full_lambda']}/{n} (equal λ), none {numbers['k_none']}/{n}; window − full "
+    ours = (f"window {window_text(int(c1_start), d.close['window'], d.window_lambda)} against full-run λ "
+            f"{numbers['full_lambda']:g}; reasoning seeds: window {numbers['k_window']}/{n}, full "
+            f"{numbers['k_full']}/{n} (equal budget), {numbers['k_full_lambda']}/{n} (equal λ), none "
+            f"{numbers['k_none']}/{n}; window − full "
             f"{parts['matches full'].diff:+.2f} [{parts['matches full'].lo:+.2f}, {parts['matches full'].hi:+.2f}] "
             f"({100 * parts['matches full'].level:.4g} %, margin ± {rules.MARGIN:g}); window vs none McNemar p "
             f"{parts['beats none'].p:.3f}; mean OOD window {W:.2f}, full {F:.2f}, none {N:.2f}; sequential design: "
@@ -399,7 +399,7 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                         f"unfit_{c}": int(t.loc[c, "not_fitted"])})
     k = {c: numbers[f"k_{c}"] for c in ("early", "middle", "late", "none")}
     c2p = parts2["middle beats early"]
-    at = {c: window_text(P.step_at(params["placements"][c]), length) for c in ("early", "middle", "late")}
+    at = {c: window_text(P.step_at(params["placements"][c]), d.close[c]) for c in ("early", "middle", "late")}
     rows = [score_row("C2", "at equal budget, WD mid-run beats WD early", "middle 5-9x early",
                       f"middle {at['middle']} vs early {at['early']} at λ {d.window_lambda:g}; reasoning seeds: "
                       f"middle {k['middle']}/{n} vs early {k['early']}/{n} (McNemar p {c2p.p:.3f}); "
