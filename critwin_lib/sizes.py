@@ -44,9 +44,10 @@ class Size:
         """A fraction of the run as a step (multiples of eval_every keep windows on the eval grid)."""
         return int(round(checks.fraction(frac, name) * self.steps))
 
-    def seeds(self, n_seeds: Any, field: str = "n_seeds") -> list[int]:
-        """Seeds 0..n-1; n_seeds = 0 means this size's default count (errors name `field`)."""
-        return checks.seed_list(n_seeds, self.n_seeds, field)
+    def seeds(self, n_seeds: Any, field: str = "n_seeds", first: Any = 0) -> list[int]:
+        """Seeds first..first+n-1; n_seeds = 0 means this size's default count (errors name `field`; `first` is
+        a design's first seed, past seeds a calibration already read)."""
+        return [checks.seed(first, "first_seed") + s for s in checks.seed_list(n_seeds, self.n_seeds, field)]
 
     def run(self, task: TaskConfig, seed: int, wd: WDSchedule) -> RunConfig:
         """A run of `task` at this size (weight decay on this size's parameter set; all of them when λ is 0)."""

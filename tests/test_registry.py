@@ -90,18 +90,25 @@ def test_the_fitted_regime_reads_how_low_a_window_pushes_training_accuracy(tmp_p
     from critwin_lib.claims.core import fetch
 
     history, runs = fetch(specs, str(tmp_path), True, 0)
-    table = calibration.window_table(history, runs)
+    each = calibration.window_runs(history, runs)
+    assert len(each) == len(specs) and each["lowest_train"].between(0, 1).all()
+    table = calibration.window_table(each)
     assert list(table["variant"]) == list(calibration.WINDOW_VARIANTS) and (table["seeds"] == 2).all()
     assert table["lowest_train"].between(0, 1).all() and (table["floor_held"] <= 2).all()
     full = pd.DataFrame({"protocol": ["mid-fit-matrices"], "lambda": [1.0], "seeds": [2], "reasoning_fitted": [2]})
-    got = calibration.fitted_regime(full, table.assign(floor_held=2))
+    # part 2 as revised: the window runs must end reasoning with the training set refitted; the floor is not required
+    got = calibration.fitted_regime(full, table.assign(reasoning_fitted=2, floor_held=0))
     assert got["mid_fit_matrices_25pc_fitted_regime"] and got["mid_fit_matrices_50pc_fitted_regime_lambda"] == 1.0
-    assert not calibration.fitted_regime(full.assign(reasoning_fitted=1), table)["mid_fit_matrices_25pc_fitted_regime"]
+    refit = table.assign(reasoning_fitted=2)
+    assert not calibration.fitted_regime(full.assign(reasoning_fitted=1), refit)["mid_fit_matrices_25pc_fitted_regime"]
+    assert not calibration.fitted_regime(full, table.assign(reasoning_fitted=1, floor_held=2))[
+        "mid_fit_matrices_25pc_fitted_regime"]
 
 
-def test_the_fitted_choice_follows_the_order_stated_before_part_two():
-    """Part 1 and part 2 read from tables; when several choices pass, the protocol in use at that length comes
-    first, then its smallest λ, then the 25 % window before the 50 % one."""
+def test_the_fitted_choice_follows_the_revised_order():
+    """Part 1 and part 2 (revised: the window runs end reasoning with the training set refitted) read from tables;
+    when several choices pass, the paper's 25 % window comes first, then the protocol in use at that length, then its
+    smallest λ."""
     def full_table(fitted: dict) -> pd.DataFrame:
         rows = [{"protocol": n, "lambda": lam, "seeds": 4, "reasoning_fitted": k, "reasoning": 4 if lam == 9 else k,
                  "final_ood": 0.5 + lam / 100} for (n, lam), k in fitted.items()]
@@ -109,8 +116,8 @@ def test_the_fitted_choice_follows_the_order_stated_before_part_two():
                                      "final_ood": 0.2} for n in {n for n, _ in fitted}])
 
     def windows(held: dict) -> pd.DataFrame:
-        return pd.DataFrame([{"protocol": n, "lambda": lam, "variant": v, "seeds": 4, "floor_held": k,
-                              "reasoning_fitted": 4, "lowest_train": 0.6} for (n, lam, v), k in held.items()])
+        return pd.DataFrame([{"protocol": n, "lambda": lam, "variant": v, "seeds": 4, "floor_held": 0,
+                              "reasoning_fitted": k, "lowest_train": 0.3} for (n, lam, v), k in held.items()])
 
     lr1, lr2 = "mid-fit-matrices-20k", "quarter-fit-matrices-20k"
     assert protocol.resolve("", "paper") == lr1
@@ -126,10 +133,13 @@ def test_the_fitted_choice_follows_the_order_stated_before_part_two():
     assert (got["fitted_choice"], got["fitted_choice_lambda"], got["fitted_choice_variant"]) == (lr1, 6.0, "25 %")
     assert got["fitted_choice_window_lambda"] == 24.0 and "passes both parts" in got["fitted_text"]
     got = calibration.fitted_choice(full, windows({**every, (lr1, 6.0, "25 %"): 2}), "paper")
-    assert (got["fitted_choice_lambda"], got["fitted_choice_variant"]) == (6.0, "50 %")
-    got = calibration.fitted_choice(full, windows({**every, (lr1, 6.0, "25 %"): 2, (lr1, 6.0, "50 %"): 1,
-                                                   (lr1, 9.0, "25 %"): 0, (lr1, 9.0, "50 %"): 2}), "paper")
-    assert (got["fitted_choice"], got["fitted_choice_lambda"]) == (lr2, 3.0)
+    assert (got["fitted_choice"], got["fitted_choice_lambda"], got["fitted_choice_variant"]) == (lr1, 9.0, "25 %")
+    got = calibration.fitted_choice(full, windows({**every, (lr1, 6.0, "25 %"): 2, (lr1, 9.0, "25 %"): 0}), "paper")
+    assert (got["fitted_choice"], got["fitted_choice_variant"]) == (lr2, "25 %")  # the 25 % window before lr
+    assert "The paper-length claims (C1–C4) run under it." in got["fitted_text"]  # the code's choice
+    got = calibration.fitted_choice(full, windows({**every, **{(n, lam, "25 %"): 0 for n, lam in
+                                                              [(lr1, 6.0), (lr1, 9.0), (lr2, 3.0)]}}), "paper")
+    assert (got["fitted_choice"], got["fitted_choice_lambda"], got["fitted_choice_variant"]) == (lr1, 6.0, "50 %")
     got = calibration.fitted_choice(full, windows({k: 2 for k in every}), "paper")
     assert got["fitted_choice"] == "" and "No window passes part 2" in got["fitted_text"]
     assert "keep mid-fit-matrices-20k as the first rule fixed it (full-run λ 9, window λ 36)" in got["fitted_text"]

@@ -214,17 +214,17 @@ def by_protocol_and_metric(per_run: pd.DataFrame) -> Iterator[tuple[str, str, pd
 
 
 def sensitivity(per_run: pd.DataFrame, main: str, select: Callable[[pd.DataFrame], dict[str, pd.Series]],
-                decide: Decide, onsets: dict[Any, Callable[[pd.DataFrame], dict[str, pd.Series]]] | None = None
-                ) -> pd.DataFrame:
-    """The verdict the same rule gives under each protocol × metric, and (page's protocol, final OOD) under
-    each alternative selection in `onsets` ({label: select})."""
+                decide: Decide, onsets: dict[Any, Callable[[pd.DataFrame], dict[str, pd.Series]]] | None = None,
+                require_fit: bool = False) -> pd.DataFrame:
+    """The verdict the same rule gives under each protocol × metric, and (page's protocol, final OOD, reasoning
+    fitted where the page's rule requires it) under each alternative selection in `onsets` ({label: select})."""
     rows = []
     for proto, metric, runs in by_protocol_and_metric(per_run):
         verdict, parts = decide(select(runs))
         rows.append({"protocol": proto, "metric": metric, "onset": "as the claim", "seeds": _seeds(parts),
                      "verdict": verdict, "parts": "; ".join(f"{k}: {c.state}" for k, c in parts.items())})
     for label, sel in (onsets or {}).items():
-        runs = with_fates(per_run[per_run["protocol"] == main])
+        runs = with_fates(per_run[per_run["protocol"] == main], require_fit=require_fit)
         verdict, parts = decide(sel(runs))
         rows.append({"protocol": main, "metric": "final", "onset": label, "seeds": _seeds(parts),
                      "verdict": verdict, "parts": "; ".join(f"{k}: {c.state}" for k, c in parts.items())})

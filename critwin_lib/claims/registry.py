@@ -55,32 +55,40 @@ class Page:
         return "_".join(p for p in self.stem.split("_") if p[:1] in "cx" and p[1:2].isdigit()) + "_"
 
 
-# The core claims at the paper's 20,000 steps with 12 seeds (C4: 8 per onset), under the protocol
-# calibrated at that length; without the quick pages' extras (slider onsets, the other protocol's table).
+# The core claims at the paper's 20,000 steps, under the protocol calibrated at that length; without the quick
+# pages' extras (slider onsets, the other protocol's table).
 PAPER_LENGTH = {"n_seeds": 12, "alt_protocol": ""}
-PAPER_LOOKS = {"looks": [12, 22, 32]}  # C1's and C2's sequential design at that length (12: the first look)
-PAPER_C1_LOOK = {"n_seeds": 32}  # the look C1 has reached there: its last (neither 12 nor 22 seeds decided)
-# The calibration page's fitted-regime choice at that length (its protocol, windows half the run long), which C1-C4
-# run under there; each keeps the design it ran under before (the first rule's protocol, its λ-36 window) as
-# `Page.earlier`, so its page can say what the same rule read under it.
+PAPER_LOOKS = {"looks": [12, 22, 32]}  # C1's, C2's and C3's sequential design at that length (12: the first look)
+# The 25 % window design (registered 2026-12-06, before any of its runs): the calibration page's choice with part 2
+# as revised (lr 2e-4, full-run λ 3, the paper's 25 % windows at λ 12, equal budget); a seed reasons only with its
+# training set fitted at the end; seeds 4-35 (0-3 are the calibration's); C1 also reads the same window at the
+# full-run λ (a quarter of the budget); no span condition and no full-run λ 12.
 PAPER_FIT = protocol.FITTED_CHOICES["paper"]
-PAPER_FITTED_C1 = PAPER_FIT.claim_params() | {"window_start_frac": PAPER_FIT.middle_start}
-PAPER_FITTED_C2_C3 = PAPER_FIT.claim_params() | {"placements": PAPER_FIT.placements()}
-PAPER_FITTED_C4 = PAPER_FIT.claim_params() | {"onset_fracs": PAPER_FIT.onset_fracs()}
-PAPER_EARLIER = {"protocol_name": "mid-fit-matrices-20k"}
+PAPER_RULE = {"first_seed": 4, "fitted_reasoning": True}
+PAPER_FITTED_C1 = PAPER_FIT.claim_params() | PAPER_RULE | {"window_start_frac": PAPER_FIT.middle_start,
+                                                          "quarter_budget": True, "full_equal_lambda": False}
+PAPER_FITTED_C2_C3 = PAPER_FIT.claim_params() | PAPER_RULE | {"placements": PAPER_FIT.placements(), "span": [],
+                                                             "sequential_c3": True}
+PAPER_FITTED_C4 = PAPER_FIT.claim_params() | PAPER_RULE | {"onset_fracs": PAPER_FIT.onset_fracs()}
+# The design before it (2026-12-04 to 2026-12-06): the choice of part 2's first wording, windows half the run at λ 6,
+# seeds from 0, reasoning read from OOD accuracy alone; it stands as read (`Page.earlier`).
+HALF_RUN = protocol.HALF_RUN_CHOICE
+HALF_RUN_C1 = HALF_RUN.claim_params() | {"window_start_frac": HALF_RUN.middle_start, "n_seeds": 32}
+HALF_RUN_C2_C3 = HALF_RUN.claim_params() | {"placements": HALF_RUN.placements()}
+HALF_RUN_C4 = HALF_RUN.claim_params() | {"onset_fracs": HALF_RUN.onset_fracs()}
 
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
     Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01,
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | PAPER_C1_LOOK | {"slider_starts": []}},
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_EARLIER | {"slider_starts": []}}),
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | {"slider_starts": []}},
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C1 | {"slider_starts": []}}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
     Page("c02_c03_budget_placement", ("C2", "C3"), window_placement.c02_c03_design, window_placement.c02_c03,
          {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C2_C3 | {"onset_fracs": []}},
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_EARLIER | {"onset_fracs": []}}),
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C2_C3 | {"onset_fracs": []}}),
     Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04,
          {"paper": PAPER_LENGTH | PAPER_FITTED_C4 | {"n_seeds": 8, "cliff_fracs": []}},  # its fine grid: after the
-         {"paper": PAPER_LENGTH | PAPER_EARLIER | {"n_seeds": 8, "cliff_fracs": []}}),  # coarse edge under the choice
+         {"paper": PAPER_LENGTH | HALF_RUN_C4 | {"n_seeds": 8, "cliff_fracs": []}}),  # coarse edge, where it is
     Page("c04b_window_vs_fitting", ("C4b",), window_onset.c04b_design, window_onset.c04b),
     Page("c05_init_scale_window", ("C5",), init_scale.c05_design, init_scale.c05),
     Page("c06_c07_basin", ("C6", "C7"), init_scale.c06_c07_design, init_scale.c06_c07),
