@@ -3,6 +3,28 @@
 PROFILE   ?= quick
 SCHEDULER ?=
 PYTHON    ?= python3
+N         ?= 5
+# Make variables are checked here, before any shell (or make itself) expands them: each is taken as the text it is
+# ($(value ...): a '$(shell ...)' in it is not run) and may hold only the characters its values use.
+override PROFILE   := $(value PROFILE)
+override N         := $(value N)
+override CLAIMS    := $(value CLAIMS)
+override SCHEDULER := $(value SCHEDULER)
+_only = $(if $(1),$(call _only,$(wordlist 2,$(words $(1)),$(1)),$(subst $(firstword $(1)),,$(2))),$(2))
+_digits := 0 1 2 3 4 5 6 7 8 9
+_letters := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z
+ifneq ($(words $(PROFILE)) $(filter $(PROFILE),smoke quick paper),1 $(PROFILE))
+$(error PROFILE: must be one of smoke, quick, paper; got '$(PROFILE)')
+endif
+ifneq ($(words $(N))$(call _only,$(_digits),$(N)),1)
+$(error N: must be a whole number of runs, got '$(N)')
+endif
+ifneq ($(strip $(call _only,C b $(_digits),$(CLAIMS))),)
+$(error CLAIMS: must be claim ids separated by spaces (C1 C4b ...), got '$(CLAIMS)')
+endif
+ifneq ($(strip $(call _only,$(_letters) $(_digits) . : / - _ [ ],$(SCHEDULER))),)
+$(error SCHEDULER: must be a scheduler address such as tcp://127.0.0.1:8786, got '$(SCHEDULER)')
+endif
 VENV      := .venv
 PY        := $(VENV)/bin/python
 STAMP     := $(VENV)/.installed
@@ -12,7 +34,6 @@ export CRITWIN_SCHEDULER := $(SCHEDULER)
 RESULTS   := $(if $(filter smoke,$(PROFILE)),-p results_dir ../_build/results-smoke,)
 
 .PHONY: reproduce book html test lint unit bench verify lab clean chromium venv
-N ?= 5
 
 venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml

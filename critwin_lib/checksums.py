@@ -19,26 +19,30 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def seal(folder: Path) -> dict[str, str]:
-    """Write the sums of the run's files into the folder; returns them."""
-    sums = {name: digest(folder / name) for name in FILES}
+def seal(folder: Path, resealed: str = "") -> dict[str, str]:
+    """Write the sums of the run's files into the folder; returns them. `resealed`: why a stored run's files were
+    sealed again as they now are (kept in the sums file, so the run says it was re-sealed)."""
+    sums = {name: digest(folder / name) for name in FILES} | ({RESEALED: resealed} if resealed else {})
     (folder / SUMS).write_text(json.dumps(sums, indent=1, sort_keys=True) + "\n")
     return sums
 
 
+RESEALED = "resealed"  # the sums file's note of why a run was sealed again
+
+
 def problem(folder: Path) -> str | None:
-    """What is wrong with a stored run's files (None: nothing): a missing file, unreadable sums, or a file that
-    does not match its sum. A run without sums (stored before they existed) passes here; the store also checks
-    that its config hashes to its key."""
-    missing = [n for n in FILES if not (folder / n).is_file()]
+    """What is wrong with a stored run's files (None: nothing): a missing file, missing or unreadable sums, or a
+    file that does not match its sum. Every run is stored with its sums, so a run without them is damaged (a
+    deleted sums file must not switch the check off); the store also checks that its config hashes to its key."""
+    missing = [n for n in (*FILES, SUMS) if not (folder / n).is_file()]
     if missing:
         return f"{', '.join(missing)} missing"
-    if not (folder / SUMS).is_file():
-        return None
     try:
         sums = json.loads((folder / SUMS).read_text())
-    except ValueError:
+    except (ValueError, UnicodeDecodeError):
         return f"{SUMS} is not JSON"
+    if not isinstance(sums, dict) or not all(isinstance(sums.get(n), str) for n in FILES):
+        return f"{SUMS} does not hold a checksum for each of {', '.join(FILES)}"
     changed = [n for n in FILES if sums.get(n) != digest(folder / n)]
     return f"{', '.join(changed)} changed since the run was stored (checksum mismatch)" if changed else None
 

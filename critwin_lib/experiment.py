@@ -282,11 +282,12 @@ def _print_estimate(store: Store, todo: list[RunConfig], total: int, workers: in
 
 
 def print_plan(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | None = None,
-               scheduler: str | None = None, label: str = "plan", note: str = "") -> int:
-    """The estimate line for a set of runs before anything starts; returns how many are missing."""
+               scheduler: str | None = None, label: str = "plan", note: str = "", again: bool = False) -> int:
+    """The estimate line for a set of runs before anything starts (`again`: all of them are trained again, stored
+    or not, as `verify` does); returns how many will train."""
     store = Store(root)
     unique = {run_key(c): c for c in cfgs}
-    todo = [c for k, c in unique.items() if not store.has(k)]
+    todo = [c for k, c in unique.items() if again or not store.has(k)]
     workers, scheduler = _where(workers, scheduler)
     _print_estimate(store, todo, len(unique), workers, f"cluster {scheduler}" if scheduler else None, label, note)
     return len(todo)

@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from critwin_lib import checksums
-from critwin_lib.config import ConfigError, RunConfig, canonical_json, from_dict, to_dict
+from critwin_lib.config import RunConfig, canonical_json, from_dict, to_dict
 
 TMP_PREFIX = ".tmp-"  # a save in progress (or interrupted): results/runs/.tmp-<key>-<host>-<pid>-<uuid>
 RUN_BYTES = 2 << 20  # room to leave per run to be trained (a quick run takes about 0.3 MB)
@@ -74,6 +74,14 @@ class Store:
             return []
         return sorted(p.name for p in self.runs.iterdir() if not p.name.startswith(".") and self.has(p.name))
 
+    def incomplete(self) -> list[str]:
+        """Run folders without meta.json (not saves in progress): a run whose files were deleted by hand, or a
+        save interrupted before saves were atomic. `keys` leaves them out; `verify` names them."""
+        if not self.runs.is_dir():
+            return []
+        return sorted(p.name for p in self.runs.iterdir() if p.is_dir() and not p.name.startswith(".")
+                      and not self.has(p.name))
+
     def problem(self, key: str) -> str | None:
         """What is wrong with a stored run (None: nothing): its files against their checksums, and its config
         against its key."""
@@ -86,9 +94,12 @@ class Store:
         if why:
             return why, None
         try:
-            cfg = from_dict(json.loads((d / "config.json").read_text()))
-        except (ValueError, ConfigError) as e:
-            return f"config.json unreadable ({str(e)[:80]})", None
+            raw = json.loads((d / "config.json").read_text())
+            if not isinstance(raw, dict):
+                return f"config.json is not a JSON object (it holds a {type(raw).__name__})", None
+            cfg = from_dict(raw)
+        except Exception as e:  # noqa: BLE001 - any malformed config is one line naming the run, never a traceback
+            return f"config.json unreadable ({type(e).__name__}: {str(e)[:80]})", None
         if run_key(cfg) != key:
             return f"config.json hashes to {run_key(cfg)}, not to its folder's name", None
         return None, cfg
@@ -101,6 +112,8 @@ class Store:
             if cfg is not None:
                 history = pd.read_parquet(d / "history.parquet")
                 meta = json.loads((d / "meta.json").read_text())
+                if not isinstance(meta, dict):
+                    raise ValueError(f"meta.json holds a {type(meta).__name__}, not a JSON object")
                 return Result(key, cfg, history, meta)
         except Exception as e:  # noqa: BLE001 - an unreadable file of a run stored without checksums
             why = f"unreadable ({type(e).__name__}: {str(e)[:80]})"

@@ -1,7 +1,9 @@
 """Project files that must agree with each other."""
 
 import re
+import subprocess
 
+import pytest
 import yaml
 
 from critwin_lib.sizes import PROFILES
@@ -36,3 +38,20 @@ def test_readme_opens_with_the_commands_for_the_three_ways_of_using_it():
     first = [line.split("#")[0].strip() for line in blocks[0].splitlines() if line.strip()]
     assert first == ["make reproduce", "make test", "make lab"]  # re-run the book, test it, explore live
     assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+@pytest.mark.parametrize("assign", [
+    'CLAIMS=C99; touch {m}', 'CLAIMS=C1 $(shell touch {m})', 'N=5; touch {m}', 'N=$(shell touch {m})',
+    'PROFILE=quick; touch {m}', 'PROFILE=$(shell touch {m})', 'SCHEDULER=x; touch {m}', 'CLAIMS=C1`touch {m}`',
+])
+def test_make_variables_are_checked_before_any_shell_sees_them(tmp_path, assign):
+    """A make variable holding shell or make syntax stops make with one line naming the variable; nothing runs."""
+    marker = tmp_path / "injected"
+    done = subprocess.run(["make", "-n", "reproduce", assign.format(m=marker)], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0 and not marker.exists()
+    name = assign.split("=", 1)[0]
+    assert done.stderr.strip().splitlines()[-1].split("*** ", 1)[1].startswith(f"{name}: must be"), done.stderr
+    ok = subprocess.run(["make", "-n", "reproduce", "CLAIMS=C1 C4b", "N=12", "PROFILE=paper",
+                         "SCHEDULER=tcp://127.0.0.1:8786"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and "--claims C1 C4b" in ok.stdout

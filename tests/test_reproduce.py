@@ -37,7 +37,7 @@ def test_a_shipped_run_trains_again_to_the_same_history(tmp_path):
 def test_make_verify_checks_the_files_and_trains_runs_again(tmp_path, tiny_cfg, capsys):
     run = experiment.run(tiny_cfg, tmp_path)
     assert verify.main(["--results", str(tmp_path), "--n", "1", "--seed", "0"]) == 0
-    assert f"run {run.key}: matches; shipped from same kind of CPU" in capsys.readouterr().err
+    assert f"run {run.key}: matches within 0.02; shipped from same kind of CPU" in capsys.readouterr().err
     steps = run.config.train.steps  # --max-steps draws among runs that short only (read from their configs)
     assert verify.main(["--results", str(tmp_path), "--n", "1", "--max-steps", str(steps - 1)]) == 0
     assert "matches" not in capsys.readouterr().err
