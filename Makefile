@@ -50,15 +50,17 @@ reproduce: $(STAMP)
 	$(PY) -m critwin_lib.notebooks run --profile $(PROFILE) $(RESULTS) $(if $(CLAIMS),--claims $(CLAIMS),)
 	$(PY) -m critwin_lib.claims --profile $(PROFILE) $(if $(filter smoke,$(PROFILE)),--results _build/results-smoke,)
 	$(if $(filter paper,$(PROFILE)),$(PY) -m critwin_lib.claims,)
-	$(if $(CLAIMS),$(PY) -m critwin_lib.notebooks run --profile $(if $(filter paper,$(PROFILE)),quick,$(PROFILE)) $(RESULTS) --no-train --quiet --missing-only,)
-	$(MAKE) html
+	$(if $(CLAIMS),$(PY) -m critwin_lib.notebooks run --profile $(if $(filter paper,$(PROFILE)),quick,$(PROFILE)) $(RESULTS) $(if $(filter smoke,$(PROFILE)),,--no-train) --quiet --missing-only --book $(PROFILE),)
+	$(MAKE) html PROFILE=$(PROFILE)
 
 ## book: build the book from the shipped results only (no training; fails if a run is missing)
 book: $(STAMP)
 	$(PY) -m critwin_lib.notebooks run --profile $(PROFILE) $(RESULTS) --no-train --quiet
-	$(MAKE) html
+	$(MAKE) html PROFILE=$(PROFILE)
 
+## html: the site from the executed pages in book/claims/, refusing one that failed or ran at another profile
 html: $(STAMP)
+	$(PY) -m critwin_lib.notebooks check --profile $(PROFILE)
 	$(VENV)/bin/jupyter-book build . --all --warningiserror --nitpick --keep-going --quiet
 	@echo "book: $(CURDIR)/_build/html/index.html"
 

@@ -54,17 +54,63 @@ def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, An
     os.environ["CRITWIN_ALTAIR_MODE"] = "vendored"
     os.environ["CRITWIN_VENDOR_BASE"] = vendor_base(out_dir)
     out = out_dir / notebook.name
+    profile = (parameters or {}).get("profile") or registry.notebook_defaults(notebook).get("profile", "")
     # the kernel starts with the MKL AVX-512 shim where it applies: a page that trains in its own process has it too
-    with tempfile.TemporaryDirectory(prefix="critwin-kernel-") as sockets, mkl_lever.preloaded():
-        pm.execute_notebook(str(notebook), str(out), parameters=parameters or {}, cwd=str(notebook.parent),
-                            kernel_name="python3", progress_bar=False, execution_timeout=cell_timeout,
-                            stdout_file=sys.stdout if log_output else None,
-                            stderr_file=sys.stderr if log_output else None, config=kernel_config(sockets))
+    try:
+        with tempfile.TemporaryDirectory(prefix="critwin-kernel-") as sockets, mkl_lever.preloaded():
+            pm.execute_notebook(str(notebook), str(out), parameters=parameters or {}, cwd=str(notebook.parent),
+                                kernel_name="python3", progress_bar=False, execution_timeout=cell_timeout,
+                                stdout_file=sys.stdout if log_output else None,
+                                stderr_file=sys.stderr if log_output else None, config=kernel_config(sockets))
+    except BaseException:
+        mark(out, profile, FAILED)  # a page that did not finish is never published as if it had
+        raise
     nb = nbformat.read(out, as_version=4)  # tidied in memory, written once
     one_parameters_block(nb, out.name)
     drop_removed_widgets(nb)
+    nb.metadata[RECORD] = {"profile": profile, "status": OK}
     nbformat.write(nb, out)
     return out
+
+
+RECORD, OK, FAILED = "critwin", "ok", "failed"  # an executed page's record: the profile it ran at, and how it ended
+BOOK_PROFILES = {"paper": ("paper", "quick")}  # at paper, the pages not run there are the quick ones
+
+
+def mark(out: Path, profile: str, status: str) -> None:
+    """Record on an executed copy (if papermill left one) the profile it ran at and how it ended."""
+    if not out.is_file():
+        return
+    try:
+        nb = nbformat.read(out, as_version=4)
+    except Exception:  # noqa: BLE001 - a copy too broken to read: remove it, so it cannot be published
+        out.unlink()
+        return
+    nb.metadata[RECORD] = {"profile": profile, "status": status}
+    nbformat.write(nb, out)
+
+
+def page_problem(page: Path, profile: str) -> str | None:
+    """Why an executed page may not go into a book built at `profile` (None: it may): it did not finish, it ran
+    at another profile, or it carries no record (built before pages recorded how they ran)."""
+    try:
+        record = nbformat.read(page, as_version=4).metadata.get(RECORD)
+    except Exception as e:  # noqa: BLE001 - an unreadable page is a reason, not a traceback
+        return f"it cannot be read ({type(e).__name__})"
+    if not isinstance(record, dict):
+        return "it does not record the profile it ran at"
+    if record.get("status") != OK:
+        return f"it failed when it ran at the {record.get('profile')} profile"
+    allowed = BOOK_PROFILES.get(profile, (profile,))
+    if record.get("profile") not in allowed:
+        return f"it ran at the {record.get('profile')} profile, not {' or '.join(allowed)}"
+    return None
+
+
+def check_book(out: Path, profile: str) -> list[str]:
+    """One line for each executed page in `out` that may not go into a book built at `profile`."""
+    return [f"{page}: {why}; `make book PROFILE={profile}` (or `make reproduce`) rebuilds it"
+            for page in sorted(out.glob("*.ipynb")) if (why := page_problem(page, profile))]
 
 
 def kernel_config(sockets: str) -> Any:
@@ -216,7 +262,13 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--quiet", action="store_true", help="do not echo the notebooks' output")
     r.add_argument("--claims", nargs="+", default=None, metavar="ID",
                    help="only the pages that decide these scoreboard ids (C1 C4b ...)")
-    r.add_argument("--missing-only", action="store_true", help="only notebooks without an executed copy in --out")
+    r.add_argument("--missing-only", action="store_true",
+                   help="only notebooks without an executed copy in --out that a book at --book may show")
+    r.add_argument("--book", default=None, choices=("smoke", "quick", "paper"),
+                   help="with --missing-only: the profile of the book (default: --profile)")
+    ck = sub.add_parser("check", help="refuse (one line each) executed pages a book at this profile may not show")
+    ck.add_argument("--profile", default="quick")
+    ck.add_argument("--out", type=Path, default=CLAIMS_OUT)
     pl = sub.add_parser("plan", help="how many runs every page needs at a profile, and how long they take")
     pl.add_argument("--profile", default="paper")
     pl.add_argument("--bench", type=Path, default=paths.BUILD / "bench.json",
@@ -224,6 +276,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.cmd == "plan":
         return project(args.profile, args.bench)
+    if args.cmd == "check":
+        problems = check_book(args.out, args.profile)
+        for line in problems:
+            print(f"error: book: {line}", file=sys.stderr)
+        return 1 if problems else 0
 
     params: dict[str, Any] = {name: yaml.safe_load(value) for name, value in args.p}
     if args.profile:
@@ -242,8 +299,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         notebooks = args.notebooks or ([p.notebook for p in registry.by_claims(args.claims)] if args.claims
                                        else claim_notebooks())
-        if args.missing_only:
-            notebooks = [nb for nb in notebooks if not (args.out / nb.name).exists()]
+        if args.missing_only:  # missing: no executed copy, or one the book at this profile would refuse
+            want = args.book or params.get("profile") or "quick"
+            notebooks = [nb for nb in notebooks if not (args.out / nb.name).exists()
+                         or page_problem(args.out / nb.name, want)]
+            if not notebooks:
+                print("reproduce: every page is built at this profile; nothing to run", file=sys.stderr)
+                return 0
         per_notebook = check_params(notebooks, params)
         missing = plan(notebooks, params)
     except ConfigError as e:  # a bad parameter: one line, before anything is trained

@@ -210,10 +210,63 @@ def test_reproduce_claims_runs_only_the_pages_deciding_those_ids(tmp_path, monke
     monkeypatch.setattr(notebooks, "execute", lambda nb, out, params, **k: ran.append(nb.stem))
     assert notebooks.main(["run", "--quiet", "--out", str(tmp_path), "--claims", "C4", "C1"]) == 0
     assert ran == ["c01_critical_window", "c04_sharp_onset"]
-    (tmp_path / "c01_critical_window.ipynb").write_text("{}")
+    _built(tmp_path / "c01_critical_window.ipynb", "quick")
     ran.clear()
     assert notebooks.main(["run", "--quiet", "--out", str(tmp_path), "--missing-only"]) == 0
     assert "c01_critical_window" not in ran and len(ran) == len(NOTEBOOKS) - 1
+
+
+def _built(path, profile: str, status: str = "ok") -> None:
+    """An executed page as `notebooks.execute` leaves it: its record says the profile it ran at and how it ended."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["critwin"] = {"profile": profile, "status": status}
+    nbformat.write(nb, path)
+
+
+def test_a_page_of_another_profile_or_a_failed_one_is_refused_by_the_book_and_rebuilt(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """After `make reproduce PROFILE=smoke CLAIMS=C1` the C1 page is a smoke page: a quick book refuses it (one line
+    naming it) and `--missing-only` at quick builds it again; a failed page likewise; at paper the quick pages pass;
+    when every page is built at the profile there is nothing to run (and no error)."""
+    from critwin_lib import notebooks
+
+    for nb in NOTEBOOKS:
+        _built(tmp_path / nb.name, "quick")
+    assert notebooks.main(["check", "--out", str(tmp_path), "--profile", "quick"]) == 0
+    assert notebooks.main(["check", "--out", str(tmp_path), "--profile", "paper"]) == 0
+    _built(tmp_path / "c01_critical_window.ipynb", "smoke")
+    _built(tmp_path / "c04_sharp_onset.ipynb", "quick", "failed")
+    assert notebooks.main(["check", "--out", str(tmp_path), "--profile", "quick"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "c01_critical_window.ipynb: it ran at the smoke profile, not quick" in err[0]
+    assert "c04_sharp_onset.ipynb: it failed when it ran at the quick profile" in err[1]
+    ran = []
+    monkeypatch.setattr(notebooks, "plan", lambda nbs, params: 0)
+    monkeypatch.setattr(notebooks, "execute", lambda nb, out, params, **k: ran.append(nb.stem))
+    assert notebooks.main(["run", "--quiet", "--out", str(tmp_path), "--profile", "quick", "--missing-only"]) == 0
+    assert ran == ["c01_critical_window", "c04_sharp_onset"]
+    for nb in NOTEBOOKS:
+        _built(tmp_path / nb.name, "quick")
+    ran.clear()
+    assert notebooks.main(["run", "--quiet", "--out", str(tmp_path), "--profile", "quick", "--missing-only",
+                           "--claims", "C1"]) == 0
+    assert ran == [] and "nothing to run" in capsys.readouterr().err
+
+
+def test_a_page_whose_kernel_fails_is_recorded_as_failed(tmp_path, monkeypatch):
+    import papermill
+
+    from critwin_lib import notebooks
+
+    def fail(src, out, **kw):
+        nbformat.write(nbformat.v4.new_notebook(), out)  # papermill leaves the partly run copy
+        raise RuntimeError("kernel died")
+
+    monkeypatch.setattr(papermill, "execute_notebook", fail)
+    with pytest.raises(RuntimeError):
+        notebooks.execute(NOTEBOOKS[1], tmp_path, {"profile": "smoke"})
+    assert notebooks.page_problem(tmp_path / NOTEBOOKS[1].name, "smoke") == \
+        "it failed when it ran at the smoke profile"
 
 
 @pytest.mark.slow
@@ -233,9 +286,10 @@ def test_reproduce_at_paper_passes_each_page_its_paper_parameters_unless_the_com
 
     c1, c13 = (registry.page(s).notebook for s in ("c01_critical_window", "c13_instrumentation"))
     got = notebooks.check_params([c1, c13], {"profile": "paper"})
-    assert got[c1] == {"profile": "paper", "n_seeds": 32, "alt_protocol": "", "looks": [12, 22, 32],
-                       "slider_starts": [], "protocol_name": "quarter-fit-matrices-20k", "window_lambda": 6.0,
-                       "window_frac": 0.5, "window_start_frac": 0.25}
+    assert got[c1] == {"profile": "paper", "n_seeds": 12, "alt_protocol": "", "looks": [12, 22, 32],
+                       "slider_starts": [], "protocol_name": "quarter-fit-matrices-20k", "window_lambda": 12.0,
+                       "first_seed": 4, "fitted_reasoning": True, "quarter_budget": True,
+                       "full_equal_lambda": False}  # the 25 % design (its window starts where the notebook's does)
     assert got[c13] == {"profile": "paper"}  # no paper parameters declared: the notebook's own
     assert notebooks.check_params([c1], {"profile": "paper", "n_seeds": 4})[c1]["n_seeds"] == 4
     assert notebooks.check_params([c1], {})[c1] == {}  # at the notebook's own profile nothing is added
