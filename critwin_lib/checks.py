@@ -47,6 +47,18 @@ def count(value: Any, field: str) -> int:
     return value
 
 
+# Upper bounds, documented on the setup page: beyond them a run diverges or the value is a typo.
+MAX_GAMMA = 10.0  # init scale γ: the paper's range is about 0.5-2; γ 10 already starts with weights ten times σ₀
+MAX_LAMBDA = 100.0  # weight-decay strength λ: the pages use at most 36; AdamW's shrink lr·λ must stay well below 1
+
+
+def at_most(value: float, hi: float, field: str, what: str) -> float:
+    """`value` (already checked to be a number) if it is at most `hi`; else a ConfigError naming `field`."""
+    if value > hi:
+        raise ConfigError(f"{field}: {what} must be at most {hi:g}, got {value!r}")
+    return value
+
+
 MAX_SEEDS = 64  # seeds per cell: more is almost surely a typo (64 seeds of a 14-cell page is ~900 runs)
 
 

@@ -173,7 +173,8 @@ class ModelConfig:
             checks.count(getattr(self, f), f"model.{f}")
         _require(self.d_model % self.n_head == 0, "model.n_head",
                  f"d_model={self.d_model} is not divisible by n_head={self.n_head}")
-        checks.positive_number(self.init_gamma, "model.init_gamma")
+        checks.at_most(checks.positive_number(self.init_gamma, "model.init_gamma"), checks.MAX_GAMMA,
+                       "model.init_gamma", "the init scale γ")
         _require(self.init_mode in INIT_MODES, "model.init_mode",
                  f"unknown init mode {self.init_mode!r}; known: {INIT_MODES}")
         if self.init_sigma0 is None:
@@ -260,7 +261,8 @@ class WDSchedule:
     ramps: tuple[tuple[int, int, float, float], ...] = ()
 
     def __post_init__(self) -> None:
-        checks.non_negative(self.base, "wd.base", "a non-negative number")
+        checks.at_most(checks.non_negative(self.base, "wd.base", "a non-negative number"), checks.MAX_LAMBDA,
+                       "wd.base", "λ")
         windows = tuple(tuple(w) for w in self.windows)
         for i, w in enumerate(windows):
             name = f"wd.windows[{i}]"
@@ -268,13 +270,14 @@ class WDSchedule:
             start, end, lam = w
             _require(isinstance(start, int) and isinstance(end, int) and 0 <= start < end, name,
                      f"needs integer steps 0 <= start < end, got [{start!r}, {end!r})")
-            checks.non_negative(lam, name, "a non-negative number")
+            checks.at_most(checks.non_negative(lam, name, "a non-negative number"), checks.MAX_LAMBDA, name, "λ")
         ramps = tuple(tuple(r) for r in self.ramps)
         for i, r in enumerate(ramps):
             _require(len(r) == 4 and all(isinstance(x, int) for x in r[:2]) and 0 <= r[0] < r[1],
                      f"wd.ramps[{i}]", f"must be (start, end, from, to) with integer steps 0 <= start < end, got {r!r}")
-            checks.non_negative(r[2], f"wd.ramps[{i}]", "a non-negative number")
-            checks.non_negative(r[3], f"wd.ramps[{i}]", "a non-negative number")
+            for lam in r[2:]:
+                checks.at_most(checks.non_negative(lam, f"wd.ramps[{i}]", "a non-negative number"), checks.MAX_LAMBDA,
+                               f"wd.ramps[{i}]", "λ")
         ordered = sorted(windows + tuple(r[:2] for r in ramps))
         for a, b in zip(ordered, ordered[1:], strict=False):
             _require(a[1] <= b[0], "wd.windows", f"intervals [{a[0]}, {a[1]}) and [{b[0]}, {b[1]}) overlap")

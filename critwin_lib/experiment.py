@@ -93,7 +93,10 @@ def execute(cfg_dict: dict[str, Any], compile: bool | None = None, progress: boo
     dev = resolve_device(device)
     t0 = time.time()
     history = train(cfg, compile=compile, progress=progress, device=dev)
-    return history.to_dict(orient="list"), _meta([cfg], time.time() - t0, dev.type, applied)
+    diverged = history.attrs.get("diverged_at")
+    meta = _meta([cfg], time.time() - t0, dev.type, applied) | ({"diverged_at": diverged} if diverged is not None
+                                                                 else {})
+    return history.to_dict(orient="list"), meta
 
 
 def execute_many(cfg_dicts: list[dict[str, Any]], compile: bool | None = None, device: str | None = "cpu"

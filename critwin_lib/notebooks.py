@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
@@ -215,6 +216,25 @@ def check_params(notebooks: list[Path], params: dict[str, Any]) -> dict[Path, di
     return out
 
 
+class _Values(yaml.SafeLoader):
+    """YAML as `-p` reads it: a number in exponent form without a dot ("1e30") is a number, as in YAML 1.2 and
+    Python, not text (YAML 1.1 reads "1e30" as text but "1.0e+30" as a number)."""
+
+
+_Values.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$"),
+                              list("-+0123456789."))
+
+
+def parameter_value(name: str, text: str) -> Any:
+    """A `-p NAME VALUE` value read as YAML (`_Values`: numbers in any float syntax are numbers, in lists too);
+    text that is not valid YAML is a ConfigError naming the parameter."""
+    try:
+        return yaml.load(text, Loader=_Values)  # noqa: S506 - a SafeLoader subclass: no arbitrary objects
+    except yaml.YAMLError as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ConfigError(f"{name}: not a valid value ({first}), got {text!r}") from None
+
+
 def one_line_error(notebook: Path, err: BaseException) -> str:
     """`name: ErrorType: message` on one line (papermill's execution errors carry the kernel's)."""
     ename = getattr(err, "ename", type(err).__name__)
@@ -282,7 +302,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: book: {line}", file=sys.stderr)
         return 1 if problems else 0
 
-    params: dict[str, Any] = {name: yaml.safe_load(value) for name, value in args.p}
+    try:
+        params: dict[str, Any] = {name: parameter_value(name, value) for name, value in args.p}
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     if args.profile:
         params["profile"] = args.profile
     if args.no_train:

@@ -11,6 +11,7 @@ not part of the config or its key.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import warnings
 from collections.abc import Callable
@@ -134,7 +135,9 @@ def training_step(model: torch.nn.Module, opt: torch.optim.Optimizer, cfg: RunCo
 def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
           dtype: torch.dtype = torch.float32, compile: bool | None = False,
           device: str | torch.device | None = "cpu") -> pd.DataFrame:
-    """Train one run; return its history, one row per evaluated step (0, eval_every, ..., steps).
+    """Train one run; return its history, one row per evaluated step (0, eval_every, ..., steps). A run whose
+    batch loss stops being finite is evaluated once more and stops there: its history ends early and
+    `history.attrs["diverged_at"]` holds the step (nothing after a NaN is worth training or storing as a result).
 
     `compile` (execution detail, not part of the config): compile the loss with torch.compile;
     None decides by run length. `device`: where to train (`resolve_device`; the default stays on the CPU).
@@ -153,9 +156,10 @@ def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
 
     rows: list[dict[str, float]] = []
     loss_sum, loss_n = 0.0, 0
+    diverged: int | None = None
     bar = tqdm(total=t.steps, desc="train", disable=not progress)  # the finished bar stays (explorer)
     for step in range(t.steps + 1):
-        if step % t.eval_every == 0 or step == t.steps:
+        if step % t.eval_every == 0 or step == t.steps or diverged is not None:
             row = {"step": step, "lr": lr_at(t, min(step, t.steps - 1)), "wd": wd_at(cfg.wd, min(step, t.steps - 1)),
                    "loss/batch": loss_sum / loss_n if loss_n else float("nan")}
             logits: dict[str, torch.Tensor] = {}
@@ -166,11 +170,17 @@ def train(cfg: RunConfig, task: TaskData | None = None, progress: bool = False,
             loss_sum, loss_n = 0.0, 0
             bar.set_postfix({task.headline.split("/")[-1]: f"{row[task.headline]:.2f}",
                              "train": f"{row['acc/train']:.2f}"})
-        if step == t.steps:
+        if step == t.steps or diverged is not None:
             break
         idx = next(order).to(dev)
-        loss_sum += step_fn(lr_at(t, step), wd_at(cfg.wd, step), x_train[idx], y_train[idx])
+        loss = step_fn(lr_at(t, step), wd_at(cfg.wd, step), x_train[idx], y_train[idx])
+        loss_sum += loss
         loss_n += 1
         bar.update(1)
+        if not math.isfinite(loss):
+            diverged = step
     bar.close()
-    return pd.DataFrame(rows)
+    history = pd.DataFrame(rows)
+    if diverged is not None:
+        history.attrs["diverged_at"] = diverged
+    return history

@@ -88,10 +88,19 @@ def fetch(specs: list[Spec], results_dir: str, train_missing: bool, workers: int
     summary and, with `fates`, its fate)."""
     labels, runs = [lab for lab, _ in specs], configs(specs)
     sw = experiment.sweep(runs, results_dir, workers=workers, train_missing=train_missing)
+    diverged = [r for r in sw.results if r is not None and r.meta.get("diverged_at") is not None]
+    if diverged:
+        raise DivergedRuns(f"{len(diverged)} of {len(sw.results)} runs diverged (the loss stopped being finite, "
+                           f"e.g. run {diverged[0].key} at step {diverged[0].meta['diverged_at']}): no verdict is "
+                           "read from them; a smaller γ or λ trains")
     per_run = experiment.summaries(sw.results, labels)
     if fates:
         per_run["fate"] = [fate(r) for _, r in per_run.iterrows()]
     return experiment.frame(sw.results, labels), per_run
+
+
+class DivergedRuns(config.ConfigError):
+    """A page's runs include some whose loss stopped being finite: the page says so instead of a verdict."""
 
 
 MOST = 0.5  # "most OOD answers": more than half of them
@@ -131,7 +140,8 @@ def condition_table(per_run: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 def window_lambda(proto: str, value: float) -> float:
     """A claim's in-window λ: the protocol's when the notebook leaves `window_lambda` at 0."""
     pr = protocol.get_protocol(proto, "protocol_name")
-    return checks.non_negative(value, "window_lambda", ">= 0 (0: the protocol's)") or pr.window_lambda
+    lam = checks.non_negative(value, "window_lambda", ">= 0 (0: the protocol's)")
+    return checks.at_most(lam, checks.MAX_LAMBDA, "window_lambda", "λ") or pr.window_lambda
 
 
 def gamma_list(gammas: Any, field: str = "gammas") -> list[float]:
