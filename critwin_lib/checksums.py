@@ -49,5 +49,6 @@ def problem(folder: Path) -> str | None:
 
 def repair_line(folder: Path, why: str) -> str:
     """The one line a damaged run stops its caller with."""
+    folder = folder.resolve()  # the same path from whichever folder the caller runs in (a notebook's is notebooks/)
     return (f"run {folder.name} in {folder.parent} is damaged: {why}; delete {folder} and train it again "
             f"(make reproduce, or the notebook that needs it)")

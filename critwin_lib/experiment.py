@@ -23,7 +23,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from critwin_lib import metrics, mkl_lever, paths
-from critwin_lib.config import RunConfig, canonical_json, from_dict, to_dict
+from critwin_lib.config import ConfigError, RunConfig, canonical_json, from_dict, to_dict
 from critwin_lib.store import (  # noqa: F401 - the store's names, as callers have always found them here
     RESULTS_VERSION,
     DamagedRun,
@@ -169,8 +169,17 @@ class Sweep:
 
 def _where(workers: int | None, scheduler: str | None) -> tuple[int, str | None]:
     """Worker processes (None or -1: one per core) and the scheduler address (default $CRITWIN_SCHEDULER)."""
-    workers = (os.cpu_count() or 1) if workers is None or workers < 0 else workers
+    cores = os.cpu_count() or 1
+    if isinstance(workers, bool) or (workers is not None and not isinstance(workers, int)):
+        raise ConfigError(f"workers: must be a whole number of worker processes, got {workers!r}")
+    if workers is not None and workers > MAX_WORKERS_PER_CORE * cores:
+        raise ConfigError(f"workers: at most {MAX_WORKERS_PER_CORE * cores} worker processes on this machine "
+                          f"({cores} cores; -1 starts one per core), got {workers}")
+    workers = cores if workers is None or workers < 0 else workers
     return workers, scheduler or os.environ.get("CRITWIN_SCHEDULER") or None
+
+
+MAX_WORKERS_PER_CORE = 2  # more single-threaded workers than this per core only slows every run
 
 
 def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | None = None,
@@ -215,6 +224,8 @@ def sweep(cfgs: Sequence[RunConfig], root: str | os.PathLike, workers: int | Non
                     for cfg, (columns, meta) in zip(unit, execute_many([to_dict(c) for c in unit], compile, dev),
                                                     strict=True):
                         store.save(cfg, pd.DataFrame(columns), {**meta, "git": commit})
+                except ResultsNotWritable:  # the disk is full: the sweep stops, what is stored stays
+                    raise
                 except Exception as e:  # noqa: BLE001 - reported with its config, the sweep goes on
                     failures.extend((cfg, f"{type(e).__name__}: {e}") for cfg in unit if not store.has(run_key(cfg)))
                 bar.update(len(unit))
@@ -260,6 +271,8 @@ def _run_on_dask(store: Store, units: list[list[RunConfig]], workers: int, sched
             try:
                 for cfg, (columns, meta) in zip(unit, fut.result(), strict=True):
                     store.save(cfg, pd.DataFrame(columns), {**meta, "git": commit})
+            except ResultsNotWritable:  # the disk is full: the queued runs are cancelled below, what is stored stays
+                raise
             except Exception as e:  # noqa: BLE001 - a failed run is reported, the sweep goes on
                 failures.extend((cfg, f"{type(e).__name__}: {e}") for cfg in unit if not store.has(run_key(cfg)))
             bar.update(len(unit))

@@ -74,6 +74,7 @@ def execute(notebook: Path, out_dir: Path = CLAIMS_OUT, parameters: dict[str, An
     return out
 
 
+RESUME = "every run already trained is stored and kept; the same command resumes where it stopped"
 RECORD, OK, FAILED = "critwin", "ok", "failed"  # an executed page's record: the profile it ran at, and how it ended
 BOOK_PROFILES = {"paper": ("paper", "quick")}  # at paper, the pages not run there are the quick ones
 
@@ -183,9 +184,25 @@ def plan(notebooks: list[Path], params: dict[str, Any]) -> int:
         by_dir.setdefault((nb.parent / str(p["results_dir"])).resolve(), []).extend(runs)
     missing = 0
     for results, runs in by_dir.items():
-        workers = int(params.get("workers", -1))
+        workers = params.get("workers", -1)
         missing += experiment.print_plan(runs, results, workers, label=f"reproduce: {len(notebooks)} notebooks need")
     return missing
+
+
+def missing_runs(notebooks: list[Path], params: dict[str, Any], most: int = 3) -> str:
+    """The first `most` runs the notebooks need that are not stored, by folder (a folder that is there without
+    its meta.json is an incomplete run, which `make verify` names too)."""
+    named: dict[Path, bool] = {}
+    for nb in notebooks:
+        if nb.stem not in registry.BY_STEM or len(named) >= most:
+            continue
+        p = {**registry.profile_defaults(nb, params.get("profile")), **params}
+        store = experiment.Store((nb.parent / str(p["results_dir"])).resolve())
+        for cfg in registry.planned_runs(nb.stem, p):
+            key = experiment.run_key(cfg)
+            if not store.has(key) and len(named) < most:
+                named[store.path(key)] = store.path(key).is_dir()
+    return ", ".join(f"{path}" + (" (incomplete: meta.json missing)" if there else "") for path, there in named.items())
 
 
 SMOKE_RESULTS = paths.BUILD / "results-smoke"  # where smoke runs go unless results_dir is given
@@ -290,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     ck.add_argument("--profile", default="quick")
     ck.add_argument("--out", type=Path, default=CLAIMS_OUT)
     pl = sub.add_parser("plan", help="how many runs every page needs at a profile, and how long they take")
-    pl.add_argument("--profile", default="paper")
+    pl.add_argument("--profile", default="paper", choices=("smoke", "quick", "paper"))
     pl.add_argument("--bench", type=Path, default=paths.BUILD / "bench.json",
                     help="the rates `make bench` measured (default: _build/bench.json)")
     args = ap.parse_args(argv)
@@ -315,9 +332,10 @@ def main(argv: list[str] | None = None) -> int:
         params["results_dir"] = str(SMOKE_RESULTS)
     from papermill.exceptions import PapermillExecutionError
 
-    absent = [str(nb) for nb in args.notebooks if not nb.is_file()]
+    absent = [str(nb) for nb in args.notebooks if not nb.is_file() or nb.stem not in registry.BY_STEM
+              or nb.suffix != ".ipynb"]
     if absent:
-        print(f"error: no such notebook: {', '.join(absent)} (the pages are notebooks/cNN_*.ipynb and "
+        print(f"error: not a page of the book: {', '.join(absent)} (the pages are notebooks/cNN_*.ipynb and "
               f"notebooks/xNN_*.ipynb)", file=sys.stderr)
         return 1
     try:
@@ -336,8 +354,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
         return 1
     if missing and args.no_train:
-        print(f"error: {missing} runs are missing from the results and --no-train was given; "
-              f"`make reproduce` trains them", file=sys.stderr)
+        print(f"error: {missing} runs are missing from the results and --no-train was given (first: "
+              f"{missing_runs(notebooks, params)}); `make reproduce` trains them", file=sys.stderr)
         return 1
     for i, nb in enumerate(notebooks, 1):
         head = f"[{i}/{len(notebooks)}] {nb.stem}"
@@ -350,6 +368,13 @@ def main(argv: list[str] | None = None) -> int:
             execute(nb, args.out, per_notebook[nb], log_output=not args.quiet)
         except PapermillExecutionError as e:
             print(f"{' failed' if args.quiet else ''}\nerror: {one_line_error(nb, e)}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print(f"\ninterrupted at {nb.stem}: {RESUME}", file=sys.stderr)
+            return 130
+        except Exception as e:  # noqa: BLE001 - a kernel that died, or papermill's own failure: one line
+            print(f"{' failed' if args.quiet else ''}\nerror: {nb.stem}: the kernel stopped ({type(e).__name__}: "
+                  f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}); {RESUME}", file=sys.stderr)
             return 1
         if args.quiet:
             print(f" {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)

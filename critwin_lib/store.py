@@ -9,6 +9,7 @@ sums and that the config still hashes to its key. Nothing is loaded with pickle.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -134,6 +135,13 @@ class Store:
             (tmp / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
             checksums.seal(tmp)
             self._place(tmp, key)
+        except OSError as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if e.errno in (errno.ENOSPC, errno.EDQUOT):  # a sweep stops here: every later save would fail too
+                raise ResultsNotWritable(f"cannot store run {key} in {self.runs}: the disk is full ({e.strerror}); "
+                                         "the runs stored so far are kept: free space and run the same command "
+                                         "again, which trains only what is missing") from None
+            raise
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

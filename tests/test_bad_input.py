@@ -75,3 +75,66 @@ def test_a_run_whose_loss_stops_being_finite_stops_and_is_stored_as_diverged(tmp
 def test_a_run_that_trains_normally_records_no_divergence(tiny_cfg):
     history = train.train(tiny_cfg)
     assert "diverged_at" not in history.attrs and history["step"].iloc[-1] == tiny_cfg.train.steps
+
+
+def test_too_many_workers_is_one_line_before_training(tiny_cfg, tmp_path, monkeypatch):
+    monkeypatch.setattr(experiment, "execute_many", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(ConfigError, match=r"^workers: at most \d+ worker processes on this machine"):
+        experiment.sweep([tiny_cfg], tmp_path, workers=500, progress=False)
+
+
+def test_a_full_disk_mid_sweep_stops_at_the_first_failed_save(tiny_cfg, tmp_path, monkeypatch):
+    import errno
+
+    cfgs = [replace(tiny_cfg, **{"train.seed": s}) for s in range(3)]
+    trained = []
+    monkeypatch.setattr(experiment.Store, "check_writable", lambda self, n: None)  # the disk fills after the check
+    real_execute_many = experiment.execute_many
+
+    def counting(*a, **k):
+        trained.append(1)
+        return real_execute_many(*a, **k)
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(experiment, "execute_many", counting)
+    monkeypatch.setattr(experiment.Store, "_place", full)
+    with pytest.raises(experiment.ResultsNotWritable, match="the disk is full .* trains only what is missing"):
+        experiment.sweep(cfgs, tmp_path, workers=0, progress=False)
+    assert len(trained) == 1 and not [p for p in (tmp_path / "runs").iterdir()]  # no temporary folder left
+
+
+def test_the_scoreboard_without_a_results_folder_is_one_line(tmp_path, capsys):
+    from critwin_lib.claims import scoreboard
+
+    assert scoreboard.main(["--profile", "smoke", "--results", str(tmp_path / "none")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: no results folder")
+
+
+def test_a_placement_claim_with_one_placement_is_refused():
+    from critwin_lib.claims import other_tasks
+    from critwin_lib.sizes import GROK
+
+    with pytest.raises(ConfigError, match="^placements: must name at least two windows"):
+        other_tasks.conditions(GROK["smoke"], [1.0], 1.0, {"early": 0.0}, 0.25)
+
+
+def test_a_missing_run_is_named_with_its_folder(tmp_path, capsys):
+    """`make book` (no training) names the runs it lacks, and says when a folder is there without its meta.json."""
+    import shutil
+
+    from critwin_lib import notebooks
+    from critwin_lib.claims import registry
+
+    nb = registry.page("c01_critical_window").notebook
+    params = {"profile": "smoke", "results_dir": str(tmp_path), "train_missing": False}
+    first = registry.planned_runs(nb.stem, {**registry.profile_defaults(nb, "smoke"), **params})[0]
+    folder = tmp_path / "runs" / experiment.run_key(first)
+    folder.mkdir(parents=True)
+    assert notebooks.main(["run", "--no-train", "--profile", "smoke", "-p", "results_dir", str(tmp_path),
+                           str(nb)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error: ") and f"{folder} (incomplete: meta.json missing)" in err
+    shutil.rmtree(folder)

@@ -100,8 +100,26 @@ def test_a_missing_notebook_is_one_line(capsys):
     from critwin_lib import notebooks
 
     assert notebooks.main(["run", "notebooks/c00_setup.ipynb"]) == 1
-    assert capsys.readouterr().err.strip() == ("error: no such notebook: notebooks/c00_setup.ipynb (the pages are "
-                                               "notebooks/cNN_*.ipynb and notebooks/xNN_*.ipynb)")
+    assert capsys.readouterr().err.strip() == ("error: not a page of the book: notebooks/c00_setup.ipynb (the pages "
+                                               "are notebooks/cNN_*.ipynb and notebooks/xNN_*.ipynb)")
+    assert notebooks.main(["run", str(REPO / "README.md")]) == 1  # a file that is not a page: one line too
+    assert capsys.readouterr().err.strip().startswith("error: not a page of the book: ")
+    with pytest.raises(SystemExit):
+        notebooks.main(["plan", "--profile", "bogus"])
+    assert "invalid choice: 'bogus'" in capsys.readouterr().err
+
+
+def test_ctrl_c_or_a_dead_kernel_ends_with_one_line_that_says_how_to_resume(tmp_path, monkeypatch, capsys):
+    from critwin_lib import notebooks
+
+    monkeypatch.setattr(notebooks, "plan", lambda nbs, params: 0)
+    for raised, code in [(KeyboardInterrupt(), 130), (RuntimeError("Kernel died before replying"), 1)]:
+        def stop(*a, exc=raised, **k):
+            raise exc
+        monkeypatch.setattr(notebooks, "execute", stop)
+        assert notebooks.main(["run", "--quiet", "--out", str(tmp_path), str(NOTEBOOKS[1])]) == code
+        err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert "the same command resumes where it stopped" in err[-1] and "Traceback" not in "\n".join(err)
 
 
 @pytest.mark.slow

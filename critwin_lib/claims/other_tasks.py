@@ -22,6 +22,8 @@ def conditions(size: Size, constant_lambdas: list, budget_lambda: float, placeme
     if not isinstance(window_frac, int | float) or not 0 < window_frac <= 1:
         raise config.ConfigError(f"window_frac: must be in (0, 1], got {window_frac!r}")
     places = checks.placements(placements, window_frac)
+    if len(places) < 2:  # the claim is that a window's placement matters (or not): one placement cannot say
+        raise config.ConfigError(f"placements: must name at least two windows to compare, got {placements!r}")
     out = {"none": WDSchedule.none()}
     out.update({f"constant λ={v:g}": WDSchedule.constant(v) for v in lambdas})
     for name, start in places.items():

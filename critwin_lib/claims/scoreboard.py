@@ -115,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="default: <results>/claims.csv (quick) or claims_<profile>.csv; '-' for stdout (then "
                          "numbers.json is not written)")
     args = ap.parse_args(argv)
+    if not args.results.is_dir():
+        print(f"error: no results folder {args.results} (`make reproduce PROFILE={args.profile}` trains into it)",
+              file=sys.stderr)
+        return 1
     try:
         rows, numbers = compute(args.profile, args.results)
     except (DamagedRun, MissingResults, ConfigError) as e:  # each names the run or parameter and the repair
