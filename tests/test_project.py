@@ -55,3 +55,22 @@ def test_make_variables_are_checked_before_any_shell_sees_them(tmp_path, assign)
     ok = subprocess.run(["make", "-n", "reproduce", "CLAIMS=C1 C4b", "N=12", "PROFILE=paper",
                          "SCHEDULER=tcp://127.0.0.1:8786"], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0 and "--claims C1 C4b" in ok.stdout
+
+
+def test_make_reproduce_claims_rebuilds_the_other_pages_at_its_profile_and_checks_the_book():
+    """`make reproduce CLAIMS=...` executes the selected pages, then the other pages the book at that profile lacks
+    (training them at smoke, from the stored runs otherwise), then builds the book, which refuses any page of
+    another profile or a failed one."""
+    def lines(*assign: str) -> list[str]:
+        done = subprocess.run(["make", "-n", "reproduce", *assign], cwd=REPO, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    smoke = lines("PROFILE=smoke", "CLAIMS=C1")
+    rest = next(ln for ln in smoke if "--missing-only" in ln)
+    assert "--book smoke" in rest and "--no-train" not in rest and "--profile smoke" in rest
+    assert any("notebooks check --profile smoke" in ln for ln in smoke)  # the html step's check
+    paper = lines("PROFILE=paper", "CLAIMS=C1")
+    rest = next(ln for ln in paper if "--missing-only" in ln)
+    assert "--book paper" in rest and "--no-train" in rest and "--profile quick" in rest
