@@ -63,3 +63,56 @@ def glance(results: dict[str, C4Result | None], results_dir: str | Path) -> Glan
     paper = pd.DataFrame([{"frac": f, "share": fates.paper_share(ood), "claim": c, "label": "paper"}
                           for f, ood, c in PAPER_POINTS])
     return Glance(shares, refs, paper)
+
+
+C23_STEM = "c02_c03_budget_placement"
+C4_STEM = "c04_sharp_onset"
+
+
+def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
+    """The book's answer in at most five plain sentences, read from the stored runs: does weight decay in one window
+    work (C1), is the window critical (early and late windows at chance, C3), where and how sharply it opens (C4, its
+    cliff), and what the paper's length shows so far. `c4`: the C4 page's numbers at `profile`."""
+    c1 = registry.at_profile(C1_STEM, profile, results_dir).result
+    c23 = registry.at_profile(C23_STEM, profile, results_dir).result
+    name = length_name(profile, c4.get("steps")) if c4.get("steps") else length_name(profile)
+    out = []
+    if c1 is not None:
+        n = c1.numbers
+        out.append(f"At {name}, weight decay during one 25 % window makes {n['k_window']} of {n['seeds']} seeds "
+                   f"reason, against {n['k_none']} without weight decay and {n['k_full']} with full-run weight decay "
+                   f"of the same budget (C1: **{n['verdict']}**).")
+    if c23 is not None:
+        n = c23.numbers
+        counts = (f"early {n['k_early']}, middle {n['k_middle']}, late {n['k_late']} of {n['seeds']} seeds reason; "
+                  f"C3: **{n['verdict_c3']}**")
+        out.append({"not reproduced": f"It is not a critical window in the paper's sense: the same budget placed early "
+                                      f"or late works too ({counts}).",
+                    "reproduced": f"It is critical in the paper's sense: the same budget placed early or late leaves "
+                                  f"the model at chance ({counts})."}.get(
+            n["verdict_c3"], f"Whether the same budget placed early or late leaves the model at chance is not decided "
+                             f"({counts})."))
+    out.append(f"Along the run, {c4['range_text']}; {c4['edge_text']} (C4: **{c4['verdict']}**).")
+    out.append(f"The paper's 100-step cliff is **{c4['cliff_answer']}** {c4['cliff_short']}.")
+    out.append(_paper_sentence(results_dir))
+    return " ".join(out)
+
+
+def _paper_sentence(results_dir: str | Path) -> str:
+    """What the paper's length (20,000 steps, the paper's 25 % windows) shows so far, and what the design before it
+    (windows half the run long) read."""
+    sides = {stem: registry.at_profile(stem, "paper", results_dir) for stem in (C1_STEM, C23_STEM, C4_STEM)}
+    verdicts = []
+    for stem, side in sides.items():
+        rows = side.result.rows if side.result is not None else [
+            {"claim": c, "verdict": f"not read yet ({side.stored} of {side.needed} runs trained)"}
+            for c in registry.page(stem).claims]
+        verdicts += [f"{r['claim']} **{r['verdict']}**" for r in rows]
+    earlier = []
+    for stem in sides:
+        side = registry.at_profile(stem, "paper", results_dir, earlier=True)
+        if side.result is not None:
+            earlier += [f"{r['claim']} {r['verdict']}" for r in side.result.rows]
+    return (f"At the paper's length (20,000 steps) with the paper's 25 % windows: {', '.join(verdicts)}"
+            + (f"; the windows half the run long tried there before read {', '.join(earlier)}" if earlier else "")
+            + ".")
