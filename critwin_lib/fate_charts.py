@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from critwin_lib.plotting import COLORS, HEIGHT, WIDTH
+from critwin_lib.plotting import COLORS, HEIGHT, WIDTH, color_scale
 
 TRAINED_COLORS = ["#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#c5b0d5",
                   "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]  # a trained pair's shift, one each
@@ -27,7 +27,8 @@ def fate_chart(table: pd.DataFrame, order: list[str], title: str, x: str = "cond
         x=alt.X(f"{x}:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
         y=alt.Y("seeds:Q", title="seeds", stack="zero"),
         color=alt.Color("fate:N", scale=alt.Scale(domain=list(FATE_COLORS), range=list(FATE_COLORS.values())),
-                        title="fate"),
+                        title="fate", legend=alt.Legend(symbolType="square", symbolSize=120)),  # the theme's
+        # stroke symbol suits lines; a bar's legend needs a filled swatch
         order=alt.Order("fate_order:Q"), tooltip=[f"{x}:N", "fate:N", "seeds:Q"],
     ).transform_calculate(fate_order=f"indexof({list(FATE_COLORS)!r}, datum.fate)").properties(
         title=title, width=WIDTH, height=HEIGHT)
@@ -61,8 +62,8 @@ def shares_by_chart(table: pd.DataFrame, color: str, title: str, x: str = "onset
     """The share of seeds that reason against `x`, one line (with exact 95 % bars) per value of `color` (e.g.
     protocol); rows with x < 0 or NaN (no weight decay) are left out. `table`: a `fates.share_table`."""
     t = table[table[x].notna() & (table[x] >= 0)]
-    col = alt.Color(f"{color}:N", title=None)
-    X = alt.X(f"{x}:Q", title=x_title)
+    col = alt.Color(f"{color}:N", title=None, scale=color_scale(sorted(set(t[color]))))  # a value keeps its colour
+    X = alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(tickCount=5, labelOverlap="greedy"))  # narrow: no collisions
     bars = alt.Chart(t).mark_errorbar(thickness=1.5).encode(
         x=X, y=alt.Y("share_lo:Q", title="seeds that reason"), y2="share_hi:Q", color=col)
     line = alt.Chart(t).mark_line(point=True, strokeWidth=2).encode(

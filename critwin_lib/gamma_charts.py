@@ -9,10 +9,16 @@ import pandas as pd
 
 from critwin_lib.plotting import COLORS, HEIGHT, WIDTH, color_scale, edge_marks
 
+BOOK_GAMMAS = (0.25, 0.5, 0.7, 0.9, 1.0, 1.1, 1.3, 1.5)  # every γ a page of the book runs: one colour each
+
 
 def gamma_color(gammas: list[float]) -> alt.Color:
-    return alt.Color("gamma:O", title="γ", scale=alt.Scale(scheme="viridis"),
-                     sort=sorted(set(gammas)))
+    """One colour per γ, the same on every page: the scale's domain is every γ of the book (and any other given),
+    so a γ keeps its colour whichever γ a chart shows; the legend lists the chart's own."""
+    shown = sorted(set(gammas))
+    domain = sorted(set(BOOK_GAMMAS) | set(shown))
+    return alt.Color("gamma:O", title="γ", scale=alt.Scale(scheme="viridis", domain=domain), sort=domain,
+                     legend=alt.Legend(values=shown))
 
 
 def onset_gamma_chart(table: pd.DataFrame, title: str) -> alt.LayerChart:
@@ -115,3 +121,15 @@ def loglog_rates_chart(rates: pd.DataFrame, title: str) -> alt.Chart:
         color=alt.Color("pathway:N", scale=color_scale(domain), title=None),
         tooltip=["pathway:N", "gamma:Q", alt.Tooltip("rate:Q", format=".3e")],
     ).properties(title=title, width=WIDTH, height=HEIGHT)
+
+
+def gamma_curves_chart(curves: pd.DataFrame, title: str, y_title: str = "OOD accuracy (4,3)") -> alt.LayerChart:
+    """Mean over seeds (line) and bootstrap band per γ over training, in the book's γ colours (`gamma_color`).
+    `curves`: gamma, step, mean, lo, hi, n."""
+    col = gamma_color(curves["gamma"].tolist())
+    base = alt.Chart(curves).encode(x=alt.X("step:Q", title="training step"), color=col)
+    band = base.mark_area(opacity=0.15).encode(y=alt.Y("lo:Q", title=y_title, scale=alt.Scale(domain=[0, 1])),
+                                               y2="hi:Q")
+    line = base.mark_line(strokeWidth=2).encode(y="mean:Q", tooltip=["gamma:Q", "step:Q",
+                                                                     alt.Tooltip("mean:Q", format=".3f"), "n:Q"])
+    return (band + line).properties(title=title, width=WIDTH, height=HEIGHT)

@@ -133,18 +133,25 @@ def _window_spans(schedules: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["window_start", "start", "end"])
 
 
-def _curve_layers(data: pd.DataFrame, domain: list[str], y_title: str, color_title: str = "weight decay"
-                  ) -> alt.LayerChart:
+BAND_OPACITY = 0.18  # a 95 % band stays behind its mean line, also when a legend selection dims the others
+
+
+def _curve_layers(data: pd.DataFrame, domain: list[str], y_title: str, color_title: str = "weight decay",
+                  pick: alt.Parameter | None = None) -> alt.LayerChart:
+    """Band (behind) and mean line per condition; with `pick` (a legend selection) the unselected conditions fade,
+    each layer keeping its own opacity (one condition on the whole layer would make the bands opaque)."""
     base = alt.Chart(data).encode(
         x=alt.X("step:Q", title="training step"),
         color=alt.Color("condition:N", scale=color_scale(domain), title=color_title),
     )
-    band = base.mark_area(opacity=0.18).encode(y=alt.Y("lo:Q", title=y_title, scale=alt.Scale(domain=[0, 1])),
-                                               y2="hi:Q")
+    band = base.mark_area().encode(y=alt.Y("lo:Q", title=y_title, scale=alt.Scale(domain=[0, 1])), y2="hi:Q",
+                                   opacity=(alt.condition(pick, alt.value(BAND_OPACITY), alt.value(0.03)) if pick
+                                            else alt.value(BAND_OPACITY)))
     line = base.mark_line(strokeWidth=2).encode(
         y="mean:Q",
         tooltip=["condition:N", "step:Q", alt.Tooltip("mean:Q", format=".3f"),
                  alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f"), "n:Q"],
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.12)) if pick else alt.value(1.0),
     )
     return band + line
 
@@ -158,9 +165,14 @@ def curves_chart(curves: pd.DataFrame, title: str, y_title: str = "OOD accuracy 
 
 
 def _range_slider(name: str, values: list[float], default: float | None, label: str) -> alt.Parameter:
-    """A slider over sorted `values` (step: their smallest gap), starting at `default` or the middle one."""
-    step = float(np.min(np.diff(values))) if len(values) > 1 else 1.0
+    """A control over sorted grid `values` that stops on every value of the grid and on nothing else: a slider
+    when the grid is evenly spaced (its step rounded, so that 0.1 is 0.1 and not 0.10000000000000009), buttons
+    otherwise (a slider cannot stop exactly on 0.5, 0.7, 1.0, 1.1, 1.5); starting at `default` or the middle one."""
     value = default if default is not None else (values[len(values) // 2] if values else 0)
+    gaps = np.diff(values)
+    if len(values) > 1 and not np.allclose(gaps, gaps[0], rtol=1e-9, atol=0):
+        return alt.param(name=name, value=value, bind=alt.binding_radio(options=list(values), name=label))
+    step = float(f"{gaps[0]:.12g}") if len(values) > 1 else 1.0
     return alt.param(name=name, value=value, bind=alt.binding_range(min=min(values, default=0),
                                                                     max=max(values, default=0), step=step, name=label))
 
@@ -286,7 +298,7 @@ def edge_vs_tmem_chart(edges: pd.DataFrame, steps: int, title: str) -> alt.Layer
     """Each protocol's onset edge (with its interval) against its t_mem, over the diagonal
     edge = t_mem. A protocol without an edge appears as a cross on the x axis.
     `edges`: columns protocol, t_mem, edge, and lo, hi or edge_pm."""
-    domain = list(dict.fromkeys(edges["protocol"]))
+    domain = sorted(set(edges["protocol"]))  # sorted, as the share charts beside it: a protocol keeps its colour
     col = alt.Color("protocol:N", scale=color_scale(domain), title=None)
     X = alt.X("t_mem:Q", title="t_mem without weight decay (step)", scale=alt.Scale(domain=[0, steps]))
     Y = alt.Y("edge:Q", title="onset edge (step)", scale=alt.Scale(domain=[0, steps]))
@@ -315,6 +327,14 @@ def window_gamma_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: str
     shade = alt.Chart(spans).mark_rect(color=COLORS["window"], opacity=0.08).encode(
         x="start:Q", x2="end:Q").transform_filter("datum.window_start == explore_start")
     top = shade + _curve_layers(curves, domain, y_title).transform_filter(shown)
+    have = {(float(g), float(w)) for g, w in curves[["gamma", "window_start"]].dropna().itertuples(index=False)}
+    empty = pd.DataFrame([{"gamma": g, "window_start": w, "text": f"no runs at γ {g:g} with the window at step {w:,.0f}"
+                                                                  " (make lab trains this cell)"}
+                          for g in gammas for w in starts if (float(g), float(w)) not in have])
+    if len(empty):  # a position of the controls without runs says so, instead of an empty chart
+        top = top + alt.Chart(empty).mark_text(align="left", baseline="middle", dx=8, fontSize=13, color="#444").encode(
+            x=alt.value(0), y=alt.value(HEIGHT / 2), text="text:N").transform_filter(
+            f"{same_gamma} && datum.window_start == explore_start")
     if theory is not None and len(theory):
         note = alt.Chart(theory).mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=12).encode(
             x=alt.value(0), y=alt.value(0), text="text:N").transform_filter(
@@ -333,8 +353,8 @@ def curves_with_schedules_chart(curves: pd.DataFrame, schedules: pd.DataFrame, o
     click a legend entry to show one condition alone."""
     domain = list(dict.fromkeys(order))
     pick = alt.selection_point(fields=["condition"], bind="legend")
-    top = _curve_layers(curves, domain, y_title).add_params(pick).encode(
-        opacity=alt.condition(pick, alt.value(1), alt.value(0.12))).properties(title=title, width=WIDTH, height=HEIGHT)
+    top = _curve_layers(curves, domain, y_title, pick=pick).add_params(pick).properties(title=title, width=WIDTH,
+                                                                                        height=HEIGHT)
     return alt.vconcat(top, _schedule_strip(schedules, domain)).resolve_scale(color="shared")
 
 

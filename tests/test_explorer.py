@@ -66,3 +66,23 @@ def test_the_static_explorer_has_two_sliders_that_select_the_cell():
     assert params["explore_gamma"]["bind"]["min"] == 0.5 and params["explore_gamma"]["bind"]["step"] == 0.5
     text = str(spec)
     assert "explore_gamma" in text and "explore_start" in text and "theory: 12/12 reason" in text
+
+
+def test_the_static_explorers_controls_stop_on_every_grid_value_and_an_empty_cell_says_so():
+    """An even grid gets a slider whose step is the grid's exactly (0.1, not 0.10000000000000009); an uneven one (the
+    book's γ) gets one button per value; a position of the controls without runs draws a line saying so."""
+    import pandas as pd
+
+    from critwin_lib import plotting
+
+    even = plotting._range_slider("a", [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1], None, "γ ").param.to_dict()
+    assert even["bind"]["input"] == "range" and even["bind"]["step"] == 0.1
+    uneven = plotting._range_slider("b", [0.5, 0.7, 1.0, 1.1, 1.5], 1.0, "γ ").param.to_dict()
+    assert uneven["bind"]["input"] == "radio" and uneven["bind"]["options"] == [0.5, 0.7, 1.0, 1.1, 1.5]
+    rows = [{"gamma": g, "window_start": w, "condition": "window", "step": s, "mean": 0.5, "lo": 0.4, "hi": 0.6,
+             "n": 2} for g, w in [(0.5, 0.0), (0.5, 800.0), (1.0, 0.0)] for s in (0, 100)]
+    curves = pd.DataFrame(rows)
+    sched = pd.DataFrame([{"window_start": w, "condition": "window", "step": s, "lambda": 1.0 if s else 0.0}
+                          for w in (0.0, 800.0) for s in (0, 100)])
+    spec = plotting.window_gamma_chart(curves, sched, title="t").to_json()
+    assert "no runs at γ 1 with the window at step 800" in spec and "no runs at γ 0.5" not in spec

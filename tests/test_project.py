@@ -31,6 +31,16 @@ def test_setup_page_profile_table_matches_the_profiles():
         cells = [c.strip().replace(",", "") for c in row.strip("|").split("|")]
         assert cells[1:5] == [str(p.steps), str(p.eval_every), str(p.n_seeds), str(p.batch_size)], row
         assert cells[5].startswith(f"{p.task['n_train_per_pair']} per pair"), row
+        assert cells[6] == _seeds_on_claim_pages(p.name), row  # what the registry's designs run at that profile
+
+
+def _seeds_on_claim_pages(profile: str) -> str:
+    """'lo–hi': the seeds per cell of the claim pages' designs at `profile` (at paper, the pages declaring it)."""
+    from critwin_lib.claims import registry
+
+    n = [len(registry.design_at(p, profile).seeds) for p in registry.PAGES
+         if p.claims and (profile != "paper" or "paper" in p.at_profile)]
+    return f"{min(n)}–{max(n)}"
 
 
 def test_readme_opens_with_the_commands_for_the_three_ways_of_using_it():
@@ -74,3 +84,21 @@ def test_make_reproduce_claims_rebuilds_the_other_pages_at_its_profile_and_check
     paper = lines("PROFILE=paper", "CLAIMS=C1")
     rest = next(ln for ln in paper if "--missing-only" in ln)
     assert "--book paper" in rest and "--no-train" in rest and "--profile quick" in rest
+
+
+def test_the_vendored_chart_scripts_are_the_versions_altairs_specs_name():
+    """vega-embed warns on every chart when the vendored vega or vega-lite is not the one the specs were written
+    for: the browser builds must report Altair's vega major, its vega-lite version and its vega-embed major."""
+    import altair as alt
+
+    vendor = REPO / "book" / "_static" / "vendor"
+
+    def reported(name: str) -> str:
+        text = (vendor / f"{name}.min.js").read_text(encoding="utf-8", errors="replace")
+        found = re.findall(r'version\s*[=:]\s*"(\d+\.\d+\.\d+)"', text)
+        assert found, name
+        return found[-1] if name != "vega" else found[0]
+
+    assert reported("vega").split(".")[0] == str(alt.VEGA_VERSION).lstrip("v").split(".")[0]
+    assert str(alt.VEGALITE_VERSION).lstrip("v") in (vendor / "vega-lite.min.js").read_text(errors="replace")
+    assert f"vega-embed {str(alt.VEGAEMBED_VERSION).lstrip('v').split('.')[0]}." in (vendor / "VERSIONS").read_text()

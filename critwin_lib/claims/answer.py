@@ -93,7 +93,8 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
             n["verdict_c3"], f"Whether the same budget placed early or late leaves the model at chance is not decided "
                              f"({counts})."))
     out.append(f"Along the run, {c4['range_text']}; {c4['edge_text']} (C4: **{c4['verdict']}**).")
-    out.append(f"The paper's 100-step cliff is **{c4['cliff_answer']}** {c4['cliff_short']}.")
+    where = c4["cliff_short"].split(":")[0]  # the length and the grid; the page gives the numbers after the colon
+    out.append(f"The paper's 100-step cliff is **{c4['cliff_answer']}** {where}.")
     out.append(_paper_sentence(results_dir))
     return " ".join(out)
 
@@ -104,10 +105,11 @@ def _paper_sentence(results_dir: str | Path) -> str:
     sides = {stem: registry.at_profile(stem, "paper", results_dir) for stem in (C1_STEM, C23_STEM, C4_STEM)}
     verdicts = []
     for stem, side in sides.items():
-        rows = side.result.rows if side.result is not None else [
-            {"claim": c, "verdict": f"not read yet ({side.stored} of {side.needed} runs trained)"}
-            for c in registry.page(stem).claims]
-        verdicts += [f"{r['claim']} **{r['verdict']}**" for r in rows]
+        if side.result is not None:
+            verdicts += [f"{r['claim']} **{r['verdict']}**" for r in side.result.rows]
+        else:
+            verdicts.append(f"{'/'.join(registry.page(stem).claims)} not read yet ({side.stored} of {side.needed} runs "
+                            "trained)")
     earlier = []
     for stem in sides:
         side = registry.at_profile(stem, "paper", results_dir, earlier=True)

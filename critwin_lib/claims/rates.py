@@ -314,6 +314,6 @@ def model_vs_runs_text(result: RatesResult, theory_seeds: int) -> str:
         f"seeds reason at γ {', '.join(f'{g:g}' for g in place.columns)}; the runs (C5's no-weight-decay cells): "
         + ", ".join(f"γ {g:g}: {int(r.reasoning)}/{int(r.seeds)}" for g, r in none.iterrows()) + ".",
         "* **Large γ.** The model's basin only grows with γ (it has no lazy-regime slow-down), so it cannot "
-        "show C7's decline at large γ; the [C6/C7 page](c06_c07_basin) measures it.",
+        "show C7's decline at large γ; the [C6/C7 page](c06_c07_basin.html) measures it.",
     ]
     return "\n".join(lines)
