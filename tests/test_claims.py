@@ -244,15 +244,19 @@ def test_c1s_quarter_budget_reading_and_the_fitted_rule_reach_their_verdicts(tmp
     n = r.numbers
     assert n["quarter_verdict"] in VERDICTS and "quarter_matches_full_text" in n and n["fitted_reasoning"]
     assert "(a quarter of the budget): " + n["quarter_verdict"] in r.rows[0]["ours"]
-    assert "(training set fitted at the end)" in r.rows[0]["ours"] and math.isnan(n["ood_full_lambda"])
+    assert math.isnan(n["ood_full_lambda"])
     for bad, field in [({"fitted_reasoning": 1}, "fitted_reasoning"), ({"quarter_budget": "yes"}, "quarter_budget"),
                        ({"first_seed": -1}, "first_seed")]:
         with pytest.raises(ConfigError, match=f"^{field}:"):
             window_placement.c01_design(**{**base, **bad})
     runs = pd.DataFrame({"seed": [4, 5], "final_train": [0.5, 1.0], "final_ood": [0.9, 0.9],
                          "final_trained_shift": [0.0, 0.0]})
-    strict = window_placement.with_rule_fates(runs, d)
-    assert list(strict["fate"]) == ["not fitted", "reasoning"]
+    from critwin_lib.claims import fates
+
+    strict = window_placement.with_rule_fates(fates.with_fates(runs), d)
+    assert list(strict["fate"]) == ["not fitted", "reasoning"]  # the rule: reasoning needs the training set fitted
+    old = window_placement.c01_design(**{**base, "fitted_reasoning": False})
+    assert list(window_placement.with_rule_fates(runs, old)["fate"]) == ["reasoning", "reasoning"]  # OOD alone
 
 
 def test_the_earlier_design_at_the_other_length_is_read_or_counted(tmp_path):

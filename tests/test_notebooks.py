@@ -306,7 +306,7 @@ def test_reproduce_at_paper_passes_each_page_its_paper_parameters_unless_the_com
     got = notebooks.check_params([c1, c13], {"profile": "paper"})
     assert got[c1] == {"profile": "paper", "n_seeds": 12, "alt_protocol": "", "looks": [12, 22, 32],
                        "slider_starts": [], "protocol_name": "quarter-fit-matrices-20k", "window_lambda": 12.0,
-                       "first_seed": 4, "fitted_reasoning": True, "quarter_budget": True,
+                       "first_seed": 4, "quarter_budget": True,
                        "full_equal_lambda": False}  # the 25 % design (its window starts where the notebook's does)
     assert got[c13] == {"profile": "paper"}  # no paper parameters declared: the notebook's own
     assert notebooks.check_params([c1], {"profile": "paper", "n_seeds": 4})[c1]["n_seeds"] == 4

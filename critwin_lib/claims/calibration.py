@@ -298,6 +298,7 @@ def _grid_page(results_dir: str, train_missing: bool, workers: int, params: dict
     d = c00_design(**params)
     P = get_profile(params["profile"])
     history, per_run = fetch(d.specs, results_dir, train_missing, workers)
+    per_run = fates.with_fates(per_run, require_fit=False)  # this page's first rule reads OOD answers alone
     is_check = per_run["protocol"].isna() if "gamma" in per_run else pd.Series(False, index=per_run.index)
     init_runs, per_run = per_run[is_check], per_run[~is_check]
     history = history[history["protocol"].notna()] if "gamma" in history else history

@@ -107,14 +107,14 @@ MOST = 0.5  # "most OOD answers": more than half of them
 FATES = ("reasoning", "memorizing", "other rule", "not fitted")
 
 
-def fate(row: pd.Series | dict, ood: str = "final_ood", require_fit: bool = False) -> str:
+def fate(row: pd.Series | dict, ood: str = "final_ood", require_fit: bool = True) -> str:
     """One run's outcome, read from its final evaluation (setup page): *reasoning* when its OOD accuracy on
-    (4, 3) (column `ood`) is above 0.5; otherwise *not fitted* when training accuracy ended below 0.99;
-    otherwise *memorizing* when most OOD answers are a trained pair's shift, and *other rule* when they are not
-    (the run answers with some other shift; `final_other_shift` records the most common one).
-    `require_fit` is the sensitivity tables' stricter variant: a run below 0.99 training accuracy is *not
-    fitted* whatever its OOD accuracy (at 20,000 steps a strong window can leave the training set half
-    relearned while OOD tracks train)."""
+    (4, 3) (column `ood`) is above 0.5 and its training set is fitted (training accuracy ≥ 0.99: the paper's
+    phenomenon is "fits and generalizes" against "fits and memorizes"); otherwise *not fitted* when training
+    accuracy ended below 0.99; otherwise *memorizing* when most OOD answers are a trained pair's shift, and *other
+    rule* when they are not (the run answers with some other shift; `final_other_shift` records the most common
+    one). `require_fit=False` is the rule before 2026-12-06, kept as a sensitivity row: reasoning read from OOD
+    accuracy alone, fitted or not."""
     fitted = bool(metrics.fitted(row["final_train"]))
     if row[ood] > SUCCESS_OOD and (fitted or not require_fit):
         return "reasoning"

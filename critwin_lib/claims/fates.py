@@ -25,7 +25,8 @@ from critwin_lib.claims.core import FATES, fate
 
 POWER_DRAWS = 10_000
 METRICS = {"final": "final_ood", "max over training": "max_ood", "when the window closes": "close_ood"}
-FITTED = "final, training set fitted"  # the sensitivity row whose reasoning also needs train accuracy ≥ 0.99
+FITTED = "final"  # the rule's own row: reasoning needs the training set fitted (since 2026-12-06 on every page)
+WHATEVER_FIT = "final, fitted or not"  # the rule before 2026-12-06, a sensitivity row: OOD accuracy alone
 CHANCE_OOD = 0.15  # the paper's chance level on (4, 3)
 
 
@@ -35,9 +36,9 @@ def paper_share(mean_ood: float, chance: float = CHANCE_OOD) -> float:
     return min(1.0, max(0.0, (mean_ood - chance) / (1 - chance)))
 
 
-def with_fates(per_run: pd.DataFrame, ood: str = "final_ood", require_fit: bool = False) -> pd.DataFrame:
+def with_fates(per_run: pd.DataFrame, ood: str = "final_ood", require_fit: bool = True) -> pd.DataFrame:
     """`per_run` with a `fate` column read from the OOD accuracy column `ood` (final, max, at window close);
-    `require_fit`: reasoning also needs the training set fitted (`core.fate`)."""
+    reasoning needs the training set fitted unless `require_fit` is False (`core.fate`)."""
     return per_run.assign(fate=[fate(r, ood, require_fit) for _, r in per_run.iterrows()])
 
 
@@ -45,6 +46,13 @@ def reasons(per_run: pd.DataFrame, mask: pd.Series) -> pd.Series:
     """Per seed (the index), whether the run of the selected condition reasons."""
     sel = per_run[mask]
     return pd.Series((sel["fate"] == "reasoning").to_numpy(), index=sel["seed"].to_numpy()).sort_index()
+
+
+def final_ood(per_run: pd.DataFrame, mask: pd.Series) -> pd.Series:
+    """Per seed (the index), the final OOD accuracy of the selected condition's run (a size in the paper's metric
+    reads it)."""
+    sel = per_run[mask]
+    return pd.Series(sel["final_ood"].to_numpy(float), index=sel["seed"].to_numpy()).sort_index()
 
 
 def share_table(per_run: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -84,6 +92,13 @@ class Comparison:
     alpha: float = rules.ALPHA  # "beats": the one-sided level its p is held to
 
     def text(self) -> str:
+        if self.test in ("ratio", "ood difference"):  # a size in the paper's metric, mean OOD over seeds
+            what = "ratio of mean OOD" if self.test == "ratio" else "difference of mean OOD"
+            unit = "×" if self.test == "ratio" else ""
+            fmt = (lambda v: f"{v:.2f}") if self.test == "ratio" else (lambda v: f"{v:+.2f}")
+            return (f"{self.part}: {what} {fmt(self.diff)}{unit} over {self.n} seeds, {100 * self.level:.4g} % paired "
+                    f"bootstrap interval [{fmt(self.lo)}, {fmt(self.hi)}], the paper's ≥ {fmt(self.least)}{unit} → "
+                    f"{self.state}{self._short_of_size()}")
         ci = f"{100 * self.level:.4g} % interval [{self.lo:+.2f}, {self.hi:+.2f}]"
         test = {"beats": f"one-sided exact McNemar p {self.p:.3f}" + (
                     f" (held to {self.alpha:.2g})" if self.alpha != rules.ALPHA else ""),
@@ -93,7 +108,7 @@ class Comparison:
 
     def _short_of_size(self) -> str:
         """A size part that holds on its interval alone says so: the observed difference is below the paper's."""
-        if self.test == "size" and self.state == rules.HOLDS and self.diff < self.least:
+        if self.test in ("size", "ratio", "ood difference") and self.state == rules.HOLDS and self.diff < self.least:
             return " (the observed difference is below the paper's size; only its interval reaches it)"
         return ""
 
@@ -166,6 +181,46 @@ def reaches(part: str, won: Comparison, least: float) -> Comparison:
                                least=least)
 
 
+SIZE_BOOT = 4000  # paired bootstrap resamples of a size in mean OOD on the data
+SIM_BOOT = 300  # ... inside a power simulation, thousands of designs (the interval's ends move by about 0.01)
+
+
+def ood_of(reasons: Seeds, chance: float = CHANCE_OOD) -> Seeds:
+    """Per seed, the OOD accuracy a bimodal seed has (1 when it reasons, chance otherwise): what a power simulation,
+    which draws fates, feeds a size read in mean OOD (as `paper_share` reads the paper's means the other way)."""
+    return reasons * (1.0 - chance) + chance
+
+
+def mean_size(part: str, a: Seeds, b: Seeds, least: float, kind: str = "ratio", level: float = stats.LEVEL,
+              boots: int = SIZE_BOOT, seed: int = 0) -> Comparison:
+    """"a beats b by the paper's size" in the paper's own metric, mean final OOD accuracy over seeds: the ratio
+    mean(a) / mean(b) (`kind` "ratio") or the difference (`kind` "ood difference"), with a paired bootstrap
+    percentile interval over seeds at `level` (a resampled seed keeps both its runs). Holds when the interval reaches
+    `least`, rejected when it lies below it (the data exclude the paper's size)."""
+    x, y = (np.asarray(v, float) for v in _aligned_values(a, b))
+    n = len(x)
+    stat = (lambda u, v: u.mean(-1) / v.mean(-1)) if kind == "ratio" else (lambda u, v: u.mean(-1) - v.mean(-1))
+    if n == 0:
+        return Comparison(part, kind, 0, 0, 0, math.nan, math.nan, math.nan, math.nan, rules.UNDECIDED, least=least,
+                          level=level)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = float(stat(x, y))
+        idx = np.random.default_rng(seed).integers(0, n, (boots, n))
+        dist = stat(x[idx], y[idx])
+    lo, hi = (float(q) for q in np.nanquantile(np.where(np.isfinite(dist), dist, np.inf), [(1 - level) / 2,
+                                                                                           (1 + level) / 2]))
+    return Comparison(part, kind, n, 0, 0, est, lo, hi, math.nan, rules.part_reaches(hi, least), least=least,
+                      level=level)
+
+
+def _aligned_values(a: Seeds, b: Seeds) -> tuple[np.ndarray, np.ndarray]:
+    """Two per-seed series (any values) on the seeds they share."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a, b
+    common = a.index.intersection(b.index)
+    return a.loc[common].to_numpy(), b.loc[common].to_numpy()
+
+
 def matches(part: str, a: Seeds, b: Seeds, margin: float = rules.MARGIN, levels: Levels = FIXED) -> Comparison:
     """"a matches b": the 90 % interval (or `levels.matches`) of the difference of shares lies within ± margin
     (TOST, paired)."""
@@ -205,17 +260,18 @@ def ood_at(history: pd.DataFrame, per_run: pd.DataFrame, steps: list[int]) -> li
 
 def by_protocol_and_metric(per_run: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
     """(protocol, OOD metric, its runs with fates read under that metric) for every row of a sensitivity table:
-    each metric of `METRICS`, then final OOD with reasoning that also needs a fitted training set (`FITTED`)."""
+    each metric of `METRICS` (reasoning with the training set fitted, the rule), then final OOD with reasoning read
+    from OOD accuracy alone (`WHATEVER_FIT`, the rule before 2026-12-06)."""
     for proto in per_run["protocol"].unique():
         runs = per_run[per_run["protocol"] == proto]
         for metric, col in METRICS.items():
             yield proto, metric, with_fates(runs, col)
-        yield proto, FITTED, with_fates(runs, "final_ood", require_fit=True)
+        yield proto, WHATEVER_FIT, with_fates(runs, "final_ood", require_fit=False)
 
 
 def sensitivity(per_run: pd.DataFrame, main: str, select: Callable[[pd.DataFrame], dict[str, pd.Series]],
                 decide: Decide, onsets: dict[Any, Callable[[pd.DataFrame], dict[str, pd.Series]]] | None = None,
-                require_fit: bool = False) -> pd.DataFrame:
+                require_fit: bool = True) -> pd.DataFrame:
     """The verdict the same rule gives under each protocol × metric, and (page's protocol, final OOD, reasoning
     fitted where the page's rule requires it) under each alternative selection in `onsets` ({label: select})."""
     rows = []

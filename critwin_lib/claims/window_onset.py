@@ -24,19 +24,20 @@ class SweepDesign(Design):
     grids: dict[str, list[int]]
     # C4: the fine grid around the coarse edge (its specs are in `specs` too)
     cliff: cliff.CliffDesign | None = dataclasses.field(default=None, kw_only=True)
-    fitted_reasoning: bool = dataclasses.field(default=False, kw_only=True)  # a seed reasons only if it ends fitted
+    fitted_reasoning: bool = dataclasses.field(default=True, kw_only=True)  # False: the rule before 2026-12-06
 
 
 def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, window_frac: float,
                alt_protocol: str = "", alt_n_seeds: int = 0, protocol_name: str = "", cliff_fracs: list | None = None,
                cliff_seeds: int = 8, cliff_falling: bool = False, window_lambda: float = 0.0, first_seed: int = 0,
-               fitted_reasoning: bool = False) -> SweepDesign:
+               fitted_reasoning: bool = True) -> SweepDesign:
     """C4's runs: the 25 % window at every onset of a coarse grid, and no weight decay (n_seeds); the same
     under `alt_protocol` (alt_n_seeds) for the sensitivity table; and the fine grid of `cliff_fracs` ([lo, hi]
     as fractions of the run, onsets every 100 steps of 20,000; empty: none) with cliff_seeds, where the cliff's
     rule decides whether the switch is sharp (`cliff_falling`: the edge the coarse sweep found is a fall). The
     window carries `window_lambda` (0: the protocol's; the alternative protocol keeps its own). Seeds start at
-    `first_seed`; with `fitted_reasoning` a seed reasons only if its training set is fitted at the end."""
+    `first_seed`; a seed reasons only if its training set is fitted at the end (`fitted_reasoning` False: the rule
+    before 2026-12-06, OOD accuracy alone)."""
     P = get_profile(profile)
     protocol_name = protocol.resolve(protocol_name, P)
     seeds = P.seeds(n_seeds, first=first_seed)
@@ -64,7 +65,7 @@ def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, w
     summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds"
                + (f" ({seeds[0]}–{seeds[-1]})" if first_seed else "") + f", windows "
                f"{100 * window_frac:g} % of the run at λ = {lam:g}, onsets {grid}"
-               + ("; reasoning counts only with the training set fitted at the end" if fitted_reasoning else "")
+               + ("" if fitted_reasoning else "; reasoning read from OOD accuracy alone (the rule before 2026-12-06)")
                + (f"; {alt_protocol}: {len(P.seeds(alt_n_seeds))} seeds" if alt_protocol else "")
                + (f"; the cliff's fine grid: {fine.summary.split(': ', 1)[1]}" if fine else ""))
     return SweepDesign(specs, summary, seeds, grids, cliff=fine, protocol=protocol_name,
@@ -122,8 +123,8 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     length = protocol.window_steps(P, 0.0, params["window_frac"])[1]
     n_fine = len(d.cliff.specs) if d.cliff else 0
     history, per_run = fetch(d.specs[:len(d.specs) - n_fine], results_dir, train_missing, workers)
-    if d.fitted_reasoning:
-        per_run = fates.with_fates(per_run, require_fit=True)
+    if not d.fitted_reasoning:
+        per_run = fates.with_fates(per_run, require_fit=False)
     per_run["close_ood"] = fates.ood_at(history, per_run, [o + length if o >= 0 else P.steps
                                                            for o in per_run["onset"]])
     fine_runs = _fine_runs(d.cliff, results_dir, train_missing, workers, length, P.steps)

@@ -31,13 +31,29 @@ PAPER_C3 = {"early": fates.paper_share(0.15), "late": fates.paper_share(0.15), "
 MEANS = ["final_train", "max_ood", "close_ood", "final_trained_shift", "t_mem"]  # the tables' per-condition means
 
 
+def _ood(r: dict[str, pd.Series], name: str) -> tuple[Any, int]:
+    """Condition `name`'s final OOD accuracy per seed (`<name>_ood`) and the bootstrap resamples to read a size with;
+    inside a power simulation, which draws fates only, the OOD a bimodal seed has and fewer resamples."""
+    key = f"{name}_ood"
+    return (r[key], fates.SIZE_BOOT) if key in r else (fates.ood_of(r[name]), fates.SIM_BOOT)
+
+
+def _size(part: str, r: dict[str, pd.Series], a: str, b: str, least: float, kind: str, levels: fates.Levels
+          ) -> fates.Comparison:
+    """A size part in the paper's metric, mean OOD (`fates.mean_size`), at the look's interval level."""
+    (x, boots), (y, _) = _ood(r, a), _ood(r, b)
+    return fates.mean_size(part, x, y, least, kind, levels.interval, boots)
+
+
 def decide_c1(r: dict[str, pd.Series], levels: fates.Levels = fates.FIXED
               ) -> tuple[str, dict[str, fates.Comparison]]:
-    """C1: the window beats no weight decay, by the paper's size (its reasoning regime against chance), and matches
-    full-run weight decay at equal budget; tests held to `levels` (a look of the sequential design)."""
+    """C1: the window beats no weight decay, by the paper's size (since 2026-12-06 in its own metric: mean OOD at
+    least 0.46 above none, its reasoning regime against chance), and matches full-run weight decay at equal budget;
+    tests held to `levels` (a look of the sequential design)."""
     won = fates.beats("window beats none", r["window"], r["none"], levels)
     parts = {"beats none": won,
-             "reaches size": fates.reaches("window beats none by the paper's size", won, rules.SIZE_WORKS),
+             "reaches size": _size("window beats none by the paper's size", r, "window", "none", rules.C1_OOD_GAIN,
+                                   "ood difference", levels),
              "matches full": fates.matches("window matches full (equal budget)", r["window"], r["full"],
                                            levels=levels)}
     return rules.combine({k: c.state for k, c in parts.items()}), parts
@@ -45,11 +61,13 @@ def decide_c1(r: dict[str, pd.Series], levels: fates.Levels = fates.FIXED
 
 def decide_c2(r: dict[str, pd.Series], levels: fates.Levels = fates.FIXED
               ) -> tuple[str, dict[str, fates.Comparison]]:
-    """C2: at equal budget the middle window beats the early one, by the paper's size (5-9x at its weakest); tests
-    held to `levels` (a look of the sequential design)."""
+    """C2: at equal budget the middle window beats the early one, by the paper's size (since 2026-12-06 in its own
+    metric: mean OOD at least 5 times the early one's, the lower end of its 5-9x); tests held to `levels` (a look of
+    the sequential design)."""
     won = fates.beats("middle beats early", r["middle"], r["early"], levels)
     parts = {"middle beats early": won,
-             "reaches size": fates.reaches("middle beats early by the paper's size", won, rules.C2_SIZE)}
+             "reaches size": _size("middle beats early by the paper's size", r, "middle", "early", rules.C2_RATIO,
+                                   "ratio", levels)}
     return rules.combine({k: c.state for k, c in parts.items()}), parts
 
 
@@ -73,21 +91,21 @@ class PlacementDesign(Design):
     window_lambda: float
     protocols: list[str]
     looks: list[int] = dataclasses.field(default_factory=list, kw_only=True)  # the sequential design's (C1, C2)
-    fitted_reasoning: bool = dataclasses.field(default=False, kw_only=True)  # a seed reasons only if it ends fitted
+    fitted_reasoning: bool = dataclasses.field(default=True, kw_only=True)  # False: the rule before 2026-12-06
     sequential_c3: bool = dataclasses.field(default=False, kw_only=True)  # C3 looked at by the same design as C2
 
 
 def _fitted(flag: Any) -> bool:
-    """The `fitted_reasoning` parameter: True (a seed reasons only if its training set is fitted at the end) or
-    False (OOD accuracy alone, the quick pages' rule until it changes)."""
+    """The `fitted_reasoning` parameter: True (a seed reasons only if its training set is fitted at the end, the
+    rule on every page since 2026-12-06) or False (OOD accuracy alone, the rule before)."""
     if not isinstance(flag, bool):
         raise config.ConfigError(f"fitted_reasoning: must be True or False, got {flag!r}")
     return flag
 
 
 def with_rule_fates(per_run: pd.DataFrame, d: PlacementDesign) -> pd.DataFrame:
-    """The runs with the fates the design's rule reads (reasoning needs a fitted training set where it says so)."""
-    return fates.with_fates(per_run, require_fit=True) if d.fitted_reasoning else per_run
+    """The runs with the fates the design's rule reads (reasoning needs a fitted training set unless it says not)."""
+    return per_run if d.fitted_reasoning else fates.with_fates(per_run, require_fit=False)
 
 
 def _looks(looks: list | None, n_seeds: int, P: Size) -> list[int]:
@@ -137,7 +155,7 @@ def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: f
                window_lambda: float, slider_starts: list, onset_seeds: int = 0, alt_protocol: str = "",
                alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
                protocol_name: str = "", looks: list | None = None, first_seed: int = 0,
-               fitted_reasoning: bool = False, quarter_budget: bool = False,
+               fitted_reasoning: bool = True, quarter_budget: bool = False,
                full_equal_lambda: bool = True) -> PlacementDesign:
     """C1's runs: none, full-run weight decay at equal budget (and at equal λ unless `full_equal_lambda` is
     False) and the 25 % window at the C1 start (n_seeds from `first_seed`, one of the sequential design's
@@ -184,7 +202,7 @@ def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: f
                + f"; C1 window [{c1_start}, {c1_end}) ({100 * window_frac:g} % of the run) at λ = "
                f"{lams[protocol_name]:g}, full-run λ {budget / P.steps:g} at equal budget, budget Σλ = {budget:g}"
                + (f"; the same window at λ {budget / P.steps:g} (a quarter of the budget)" if quarter_budget else "")
-               + ("; reasoning counts only with the training set fitted at the end" if fitted_reasoning else "")
+               + ("" if fitted_reasoning else "; reasoning read from OOD accuracy alone (the rule before 2026-12-06)")
                + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else ""))
     return _design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], onset, planned,
                    fitted_reasoning)
@@ -217,7 +235,8 @@ def _c1_select(start: float | None = None, window: str = "window") -> Callable[[
         cond = runs["condition"]
         at = (cond == window) if start is None else ((cond == "onset") & (runs["window_start"] == start))
         return {"window": fates.reasons(runs, at),
-                "full": fates.reasons(runs, cond == "full, equal budget"), "none": fates.reasons(runs, cond == "none")}
+                "full": fates.reasons(runs, cond == "full, equal budget"), "none": fates.reasons(runs, cond == "none"),
+                "window_ood": fates.final_ood(runs, at), "none_ood": fates.final_ood(runs, cond == "none")}
     return select
 
 
@@ -261,6 +280,7 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                "old_rule_verdict": rule_history.verdict_c01(W, F, N), "headline": fates.headline(sens, verdict),
                "no_size_verdict": rule_history.without_size(parts),
                "fitted_verdict": fates.row_verdict(sens, main, fates.FITTED),
+               "whatever_fit_verdict": fates.row_verdict(sens, main, fates.WHATEVER_FIT),
                **fates.part_numbers("", parts)}
     for c in C1_ORDER:
         key = C1_KEYS[c]
@@ -275,7 +295,7 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                         f"fit_{key}": int(fitted.get(c, 0))})
     ours = (f"window {window_text(int(c1_start), d.close['window'], d.window_lambda)} against full-run λ "
             f"{numbers['full_lambda']:g}; reasoning seeds"
-            + (" (training set fitted at the end)" if d.fitted_reasoning else "")
+            + ("" if d.fitted_reasoning else " (OOD accuracy alone)")
             + f": window {numbers['k_window']}/{n}, full {numbers['k_full']}/{n} (equal budget), "
             + (f"{numbers['k_full_lambda']}/{n} (equal λ), " if "full, equal λ" in present else "")
             + f"none {numbers['k_none']}/{n}; window − full "
@@ -339,7 +359,7 @@ def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict
                    window_lambda: float, span: list, onset_seeds: int = 0, onset_fracs: list | None = None,
                    alt_protocol: str = "", alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
                    protocol_name: str = "", looks: list | None = None, first_seed: int = 0,
-                   fitted_reasoning: bool = False, sequential_c3: bool = False) -> PlacementDesign:
+                   fitted_reasoning: bool = True, sequential_c3: bool = False) -> PlacementDesign:
     """C2/C3's runs: the same budget Σλ in an early, a middle and a late window and over the paper's
     2,500-17,500 span scaled (`span`; [] leaves it out), against no weight decay (n_seeds from `first_seed`);
     the same window at the other onsets of `onset_fracs` (onset_seeds) and the placements under `alt_protocol`
@@ -383,7 +403,7 @@ def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict
                f"{100 * window_frac:g} % of the run at λ = {lams[protocol_name]:g} (early, middle, late at "
                + ", ".join(f"{P.step_at(f):,}" for f in places.values()) + f"), budget Σλ = {budget:g}"
                + (f"; other onsets: {len(P.seeds(onset_seeds))} seeds" if others else "")
-               + ("; reasoning counts only with the training set fitted at the end" if fitted_reasoning else "")
+               + ("" if fitted_reasoning else "; reasoning read from OOD accuracy alone (the rule before 2026-12-06)")
                + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else ""))
     d = _design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], P.seeds(onset_seeds),
                 planned, fitted_reasoning)
@@ -395,8 +415,10 @@ def _placement_select(runs: pd.DataFrame, middle: float | None = None) -> dict[s
     """early, middle (or the window at onset `middle`), late and none, per seed."""
     cond = runs["condition"]
     out = {k: fates.reasons(runs, cond == k) for k in ("early", "middle", "late", "none")}
+    out |= {f"{k}_ood": fates.final_ood(runs, cond == k) for k in ("early", "middle")}
     if middle is not None:
-        out["middle"] = fates.reasons(runs, (cond == "onset") & (runs["window_start"] == middle))
+        at = (cond == "onset") & (runs["window_start"] == middle)
+        out["middle"], out["middle_ood"] = fates.reasons(runs, at), fates.final_ood(runs, at)
     return out
 
 
@@ -430,8 +452,8 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     per_run["close_ood"] = fates.ood_at(history, per_run, _close_steps(per_run, d.close, d.close["middle"], length))
     runs = per_run[per_run["protocol"] == main]
     fixed_c2, parts2 = decide_c2(_placement_select(runs))
-    seq2 = looks.run(decide_c2, {k: v for k, v in _placement_select(runs).items() if k in ("middle", "early")},
-                     d.looks)
+    seq2 = looks.run(decide_c2, {k: v for k, v in _placement_select(runs).items()
+                                 if k in ("middle", "early", "middle_ood", "early_ood")}, d.looks)
     v2, parts2 = seq2.verdict, (seq2.taken[-1].parts if seq2.taken else parts2)
     fixed_c3, parts3 = decide_c3(_placement_select(runs))
     seq3 = looks.run(decide_c3, {k: v for k, v in _placement_select(runs).items() if k in ("early", "late", "none")},
@@ -479,13 +501,13 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                         f"train_{c}": float(t.loc[c, "final_train"]), f"mem_{c}": int(t.loc[c, "memorizing"]),
                         f"unfit_{c}": int(t.loc[c, "not_fitted"])})
     k = {c: numbers[f"k_{c}"] for c in ("early", "middle", "late", "none")}
-    c2p = parts2["middle beats early"]
+    c2p, c2s = parts2["middle beats early"], parts2["reaches size"]
     at = {c: window_text(P.step_at(params["placements"][c]), d.close[c]) for c in ("early", "middle", "late")}
     rows = [score_row("C2", "at equal budget, WD mid-run beats WD early", "middle 5-9x early",
                       f"middle {at['middle']} vs early {at['early']} at λ {d.window_lambda:g}; reasoning seeds: "
                       f"middle {k['middle']}/{n} vs early {k['early']}/{n} (McNemar p {c2p.p:.3f}); "
-                      f"difference {c2p.diff:+.2f} [{c2p.lo:+.2f}, {c2p.hi:+.2f}] ({100 * c2p.level:.4g} %) against "
-                      f"the paper's ≥ {rules.C2_SIZE:g}; mean OOD middle {M:.2f} vs early {E:.2f}; sequential design: "
+                      f"mean OOD middle {M:.2f} vs early {E:.2f}, ratio {c2s.diff:.2f}× [{c2s.lo:.2f}, {c2s.hi:.2f}] "
+                      f"({100 * c2s.level:.4g} %) against the paper's ≥ {rules.C2_RATIO:g}×; sequential design: "
                       f"{seq2.status()}", params["profile"], n, v2),
             score_row("C3", "the same budget early or late leaves OOD at chance, as no WD", "early, late ≈ 0.15 ≈ none",
                       f"early {at['early']}, late {at['late']} at λ {d.window_lambda:g}; reasoning seeds: "
