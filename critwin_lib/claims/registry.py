@@ -71,7 +71,7 @@ PAPER_FITTED_C2_C3 = PAPER_FIT.claim_params() | PAPER_RULE | {"placements": PAPE
                                                              "sequential_c3": True}
 PAPER_FITTED_C4 = PAPER_FIT.claim_params() | PAPER_RULE | {"onset_fracs": PAPER_FIT.onset_fracs()}
 # The design before it (2026-12-04 to 2026-12-06): the choice of part 2's first wording, windows half the run at λ 6,
-# seeds from 0, reasoning read from OOD accuracy alone; it stands as read (`Page.earlier`).
+# seeds from 0; it stands as read (`Page.earlier`), under the fate rule of the day (all its runs end fitted).
 HALF_RUN = protocol.HALF_RUN_CHOICE
 HALF_RUN_C1 = HALF_RUN.claim_params() | {"window_start_frac": HALF_RUN.middle_start, "n_seeds": 32}
 HALF_RUN_C2_C3 = HALF_RUN.claim_params() | {"placements": HALF_RUN.placements()}

@@ -336,22 +336,20 @@ def _quarter_reading(runs: pd.DataFrame, d: PlacementDesign) -> dict[str, Any]:
 
 
 def c01_fitted_text(glue: dict[str, Any], profiles: list[str]) -> str:
-    """Whether C1's reasoning comes with a fitted training set at both lengths (`glue`: the side-by-side numbers,
-    keys "<profile>_<key>"), in one paragraph; "" until both lengths are decided."""
-    both = [p for p in profiles if f"{p}_train_window" in glue]
+    """What C1 reads at both lengths when reasoning is read from OOD accuracy alone, fitted or not (the rule before
+    2026-12-06), beside the seeds that end fitted (`glue`: the side-by-side numbers, keys "<profile>_<key>"), in one
+    paragraph; "" until both lengths are decided."""
+    both = [p for p in profiles if f"{p}_train_window" in glue and f"{p}_whatever_fit_verdict" in glue]
     if len(both) < 2:
         return ""
     g = glue
     at = [f"{length_name(p)}: mean final training accuracy window {g[p + '_train_window']:.2f}, full at equal "
           f"budget {g[p + '_train_full']:.2f}, none {g[p + '_train_none']:.2f}; mean OOD when the window closes "
-          f"{g[p + '_close_window']:.2f}; seeds that reason and end fitted (≥ 0.99): window {g[p + '_fit_window']} "
-          f"of {g[p + '_seeds']}, full {g[p + '_fit_full']} of {g[p + '_seeds']}" for p in both]
-    strict = " and ".join(f"**{g[p + '_fitted_verdict']}** at {length_name(p)}" for p in both)
-    return (f"**Reasoning with the training set fitted?** The fate rule reads reasoning from OOD accuracy alone. At "
-            f"{at[0]}; at {at[1]}. Where these counts fall short of the reasoning counts above, runs end reasoning "
-            f"without a fitted training set (a low OOD accuracy when the window closes says the window wiped what "
-            f"was learned and the run was still relearning it at the end). Under the stricter reading (the "
-            f"sensitivity tables' row *final, training set fitted*) the verdict is {strict}.")
+          f"{g[p + '_close_window']:.2f}" for p in both]
+    loose = " and ".join(f"**{g[p + '_whatever_fit_verdict']}** at {length_name(p)}" for p in both)
+    return (f"**Fitted or not?** A seed reasons only if its training set is fitted at the end. At {at[0]}; at "
+            f"{at[1]}. Read from OOD accuracy alone, fitted or not (the rule before 2026-12-06, the sensitivity "
+            f"tables' row *final, fitted or not*), the verdict is {loose}.")
 
 
 # --------------------------------------------------------------------------------------- C2, C3
