@@ -215,7 +215,7 @@ def test_c1_at_the_paper_length_runs_the_25_percent_design_and_keeps_the_half_ru
     assert (half.window_lambda, half.window_frac, half.middle_start) == (6.0, 0.5, 0.25)
     c1 = registry.page("c01_critical_window")
     new, old = registry.design_at(c1, "paper"), registry.design_at(c1, "paper", earlier=True)
-    assert new.protocol == old.protocol == fit.protocol and new.fitted_reasoning and not old.fitted_reasoning
+    assert new.protocol == old.protocol == fit.protocol and new.fitted_reasoning and old.fitted_reasoning
     sched = {s[0]["condition"]: s[1].wd for s in new.specs}
     assert set(sched) == {"none", "window", window_placement.QUARTER, "full, equal budget"}
     assert sched["window"].windows == ((7_500, 12_500, 12.0),) and sched["full, equal budget"].base == 3.0
@@ -276,7 +276,7 @@ def test_the_earlier_design_at_the_other_length_is_read_or_counted(tmp_path):
     assert shipped.glue["paper_earlier_verdict"] == old.numbers["verdict"]
     assert shipped.glue["paper_earlier_fitted_verdict"] == old.numbers["fitted_verdict"]
     assert f"where the same rule read: C1 **{old.numbers['verdict']}** ({old.rows[0]['ours']})" in shipped.text
-    assert "the design reached its maximum, 32 seeds (look 3 of 3), undecided" in shipped.text  # the half-run one
+    assert old.numbers["seq_status"] in shipped.text  # the half-run design, read by the rule in force
     assert "That design took no runs after the page moved, so it stands as read here." in shipped.text
     assert shipped.table["design"].notna().all() and shipped.table["design"].str.startswith("profile ").all()
     no_earlier = lengths.side_by_side("c04b_window_vs_fitting", ClaimResult([], {}, ""), "quick", tmp_path)
@@ -321,11 +321,14 @@ def test_the_intros_onset_sentences_say_when_a_length_is_not_read_yet(tmp_path):
     assert got["paper_cliff_short"] == (f"at the paper's length (20,000 steps), where its onset sweep is not read yet "
                                         f"(0 of {needed} runs stored)")
     shipped = lengths.side_by_side("c04_sharp_onset", ClaimResult([], {}, ""), "quick", REPO / "results")
-    assert shipped.other_result is not None  # the shipped paper-length sweep is read, in its own words
-    n = shipped.other_result.numbers
     read = shipped.glue_with_texts(texts, window_onset.unread_texts(shipped.numbers, shipped.other))
-    assert read["paper_glance_text"] == n["glance_text"] == f"{n['range_text']}, and {n['fall_text']}"
-    assert read["paper_cliff_short"] == n["cliff_short"] and n["cliff_short"].startswith("at the paper's length")
+    if shipped.other_result is None:  # the 25 % design's sweep is still training: its count, in whole sentences
+        k, need = shipped.numbers["stored"], shipped.numbers["needed"]
+        assert 0 < k < need and read["paper_glance_text"] == f"its onset sweep is not read yet ({k} of {need} runs stored)"
+    else:  # once every run is stored, the shipped paper-length sweep is read, in its own words
+        n = shipped.other_result.numbers
+        assert read["paper_glance_text"] == n["glance_text"] == f"{n['range_text']}, and {n['fall_text']}"
+        assert read["paper_cliff_short"] == n["cliff_short"] and n["cliff_short"].startswith("at the paper's length")
 
 
 def test_a_scoreboard_at_another_profile_says_which_pages_are_not_run_yet(tmp_path):
@@ -372,9 +375,12 @@ def test_a_text_the_intro_quotes_from_the_other_length_says_when_its_runs_are_mi
     c1 = ClaimResult([{"claim": "C1", "statement": "s", "paper": "q", "ours": "o", "profile": "quick", "seeds": 4,
                        "verdict": "inconclusive"}], {}, "")
     shipped = lengths.side_by_side("c01_critical_window", c1, "quick", REPO / "results")
-    assert shipped.numbers["stored"] == shipped.numbers["needed"]  # all shipped: read, not the placeholder
     got = shipped.glue_with_texts(["matches_full_text"])["paper_matches_full_text"]
-    assert got == shipped.other_result.numbers["matches_full_text"] and got.startswith("window matches full")
+    if shipped.numbers["stored"] < shipped.numbers["needed"]:  # the 25 % design still training: the placeholder
+        assert got == (f"not read yet ({shipped.numbers['stored']} of {shipped.numbers['needed']} runs of the "
+                       "paper's length stored)")
+    else:  # all shipped: read, not the placeholder
+        assert got == shipped.other_result.numbers["matches_full_text"] and got.startswith("window matches full")
 
 
 def test_the_c1_page_draws_the_c1_window_beside_the_other_length_not_the_sliders_other_starts():
@@ -397,7 +403,7 @@ def test_c2_to_c4_at_the_paper_length_run_the_25_percent_design_and_share_c1s_ru
     c23, c4 = registry.design_at(c23p, "paper"), registry.design_at(c4p, "paper")
     for new, old in [(c23, registry.design_at(c23p, "paper", earlier=True)),
                      (c4, registry.design_at(c4p, "paper", earlier=True))]:
-        assert new.protocol == old.protocol == fit.protocol and new.fitted_reasoning and not old.fitted_reasoning
+        assert new.protocol == old.protocol == fit.protocol and new.fitted_reasoning and old.fitted_reasoning
         assert {s[1].train.lr for s in new.specs} == {2e-4} and {s[1].train.steps for s in new.specs} == {20_000}
     assert c23.seeds == list(range(4, 16)) and c4.seeds == list(range(4, 12)) and c23.sequential_c3
     assert {lab["condition"] for lab, _ in c23.specs} == {"none", "early", "middle", "late"}  # no span

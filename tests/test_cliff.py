@@ -140,3 +140,27 @@ def test_a_grid_like_the_papers_cliff_is_common_under_it_and_a_flat_one_is_not()
     like = cliff.read_cliff(_grid_runs(curve, 8, seed=2), resolution=32)
     flat = cliff.read_cliff(_grid_runs([0.5] * len(grid), 8, seed=2), resolution=32)
     assert cliff.paper_p(like, draws=2000) > 0.05 and cliff.paper_p(flat, draws=2000) < 0.01
+
+
+def test_the_null_keeps_each_seeds_sequence_and_the_papers_cliff_can_be_excluded():
+    """Seeds that each switch sharply but at their own onset make no population cliff: against circular shifts of
+    each seed's sequence (the null since 2026-12-06) their steepest block change is ordinary, and each seed's switch
+    onset is reported with their spread; a grid far flatter than the paper's cliff would give rejects the part even
+    where the bracket's change cannot be bounded below 0.4."""
+    import numpy as np
+
+    grid = list(range(0, 24 * 32, 32))
+    rows = []
+    for seed in range(8):  # seed k switches from memorizing to reasoning at onset 3k (one switch each)
+        rows += [{"onset": o, "seed": seed, "fate": "reasoning" if i >= 3 * seed else "memorizing"}
+                 for i, o in enumerate(grid)]
+    staggered = cliff.read_cliff(pd.DataFrame(rows), resolution=32)
+    assert staggered.p_steepest > 0.05  # each seed switches sharply, the seeds do not switch together
+    on = staggered.switches
+    assert on.loc[1] == 3 * 32 and on.loc[7] == 21 * 32 and math.isnan(on.loc[0])  # seed 0 reasons throughout
+    assert "7 of 8 seeds change fate across the bracket, each at its own onset: from 96 to 672" in staggered.text()
+    assert staggered.paper_p < rules.ALPHA and staggered.state == rules.REJECTED  # the paper's cliff is excluded
+    x = np.array([[0.0] * 12 + [1.0] * 12] * 8)
+    assert cliff.switch_onsets(x, grid, 1).tolist() == [12 * 32] * 8
+    assert cliff.decide_cliff(0.9, 0.001, 0.95, paper_p=0.01) == rules.REJECTED
+    assert cliff.decide_cliff(0.9, 0.001, 0.95, paper_p=0.5) == rules.HOLDS

@@ -16,23 +16,23 @@ def _run(final_ood, final_train=1.0, trained=0.8, seed=0, condition="a"):
 
 def test_a_run_has_one_of_four_fates():
     assert fate(_run(0.9)) == "reasoning"
-    assert fate(_run(0.9, final_train=0.5)) == "reasoning"  # reasoning is read from OOD alone
+    assert fate(_run(0.9, final_train=0.5)) == "not fitted"  # reasoning needs the training set fitted (2026-12-06)
+    assert fate(_run(0.9, final_train=0.99)) == "reasoning"
     assert fate(_run(0.1, final_train=0.98)) == "not fitted"
     assert fate(_run(0.1, trained=0.8)) == "memorizing"
     assert fate(_run(0.1, trained=0.3)) == "other rule"
     assert fate({**_run(0.1), "max_ood": 0.7}, "max_ood") == "reasoning"  # another metric, same rule
-    # the sensitivity tables' stricter variant: reasoning also needs the training set fitted
-    assert fate(_run(0.9, final_train=0.5), require_fit=True) == "not fitted"
-    assert fate(_run(0.9, final_train=0.99), require_fit=True) == "reasoning"
-    assert fate(_run(0.1, trained=0.3), require_fit=True) == "other rule"
+    # the rule before 2026-12-06, a sensitivity row: reasoning read from OOD accuracy alone
+    assert fate(_run(0.9, final_train=0.5), require_fit=False) == "reasoning"
+    assert fate(_run(0.1, trained=0.3), require_fit=False) == "other rule"
 
 
-def test_sensitivity_rows_include_the_fitted_variant():
+def test_sensitivity_rows_include_the_reading_fitted_or_not():
     runs = pd.DataFrame([_run(0.9, final_train=0.6, seed=s) for s in range(4)]).assign(protocol="p", close_ood=0.9)
     rows = {m: r for _, m, r in fates.by_protocol_and_metric(runs)}
-    assert list(rows) == [*fates.METRICS, fates.FITTED]
-    assert (rows["final"]["fate"] == "reasoning").all()
-    assert (rows[fates.FITTED]["fate"] == "not fitted").all()
+    assert list(rows) == [*fates.METRICS, fates.WHATEVER_FIT] and fates.FITTED == "final"
+    assert (rows["final"]["fate"] == "not fitted").all()  # the rule: these runs never fit the training set
+    assert (rows[fates.WHATEVER_FIT]["fate"] == "reasoning").all()  # the rule before 2026-12-06
 
 
 def test_share_table_counts_fates_with_exact_intervals():
@@ -128,10 +128,10 @@ def test_without_a_seed_that_fits_there_is_nothing_to_compare():
 def test_row_verdict_reads_one_row_of_a_sensitivity_table():
     table = pd.DataFrame([{"protocol": "p", "metric": m, "onset": o, "verdict": v}
                           for m, o, v in [("final", "as the claim", "reproduced"),
-                                          (fates.FITTED, "as the claim", "inconclusive"),
+                                          (fates.WHATEVER_FIT, "as the claim", "inconclusive"),
                                           ("final", 600, "not reproduced")]])
-    assert fates.row_verdict(table, "p", fates.FITTED) == "inconclusive"
-    assert fates.row_verdict(table, "p", "final") == "reproduced"
+    assert fates.row_verdict(table, "p", fates.WHATEVER_FIT) == "inconclusive"
+    assert fates.row_verdict(table, "p", fates.FITTED) == "reproduced"
 
 
 def test_a_share_that_falls_as_the_onset_moves_later_has_a_closing_edge_and_no_rising_one():

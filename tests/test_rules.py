@@ -229,7 +229,7 @@ def test_c1_on_fates():
 
 
 def test_c2_and_c3_on_fates():
-    from critwin_lib.claims.window_placement import decide_c2, decide_c3
+    from critwin_lib.claims.budget_placement import decide_c2, decide_c3
 
     assert decide_c2({"middle": _seeds(14), "early": _seeds(1)})[0] == "reproduced"
     assert decide_c2({"middle": _seeds(1), "early": _seeds(14)})[0] == "not reproduced"

@@ -90,8 +90,10 @@ def adjacent_jumps(per_run: pd.DataFrame, span: float, falling: bool = False) ->
 
 # ------------------------------------------------------------------------------ the cliff's rule
 BLOCK = SPAN  # onsets per block: the steepest change is read between two neighbouring blocks of 4 onsets
-N_PERM = 2000  # shuffles of each seed's fates across the onsets, for the steepest change's p
-POWER_DRAWS = 400  # simulated designs for the power line (each with its own N_POWER_PERM shuffles)
+N_PERM = 2000  # circular shifts of each seed's fate sequence across the onsets, for the steepest change's p
+PAPER_DRAWS = 10_000  # simulated grids under the paper's cliff, for "the paper's cliff is excluded"
+N_POWER_PAPER = 300  # ... inside the power line's simulated designs
+POWER_DRAWS = 400  # simulated designs for the power line (each with its own N_POWER_PERM shifts)
 N_POWER_PERM = 400
 
 
@@ -114,21 +116,42 @@ def block_changes(x: np.ndarray, block: int = BLOCK) -> np.ndarray:
 
 
 def _steepest_p(x: np.ndarray, observed: float, sign: int, n_perm: int, rng: np.random.Generator) -> float:
-    """The share of shuffles (each seed's fates permuted across the onsets) whose steepest change in the design's
-    direction is at least `observed`: how often a grid where the onset did not matter looks as steep."""
-    keys = rng.random((n_perm,) + x.shape).argsort(axis=-1)
-    shuffled = np.take_along_axis(np.broadcast_to(x, keys.shape), keys, axis=-1)
-    null = (sign * block_changes(shuffled)).max(axis=-1)
+    """The share of null grids whose steepest change in the design's direction is at least `observed`. A null grid
+    shifts each seed's fate sequence circularly by its own random offset (since 2026-12-06): each seed keeps its
+    own sequence, a single sharp switch included, but where along the bracket it switches no longer lines up with
+    the other seeds, so a small p says the seeds switch together, the paper's population cliff, not merely that
+    each seed switches sharply somewhere. (Shuffling each seed's fates across the onsets, the null before, broke
+    each seed's sequence apart and called any single switch steep.)"""
+    n = x.shape[-1]
+    shift = rng.integers(0, n, (n_perm, x.shape[0], 1))
+    idx = (np.arange(n) + shift) % n
+    shifted = np.take_along_axis(np.broadcast_to(x, (n_perm,) + x.shape), idx, axis=-1)
+    null = (sign * block_changes(shifted)).max(axis=-1)
     return float(np.mean(null >= observed - 1e-12))
+
+
+def switch_onsets(x: np.ndarray, grid: list[int], sign: int) -> np.ndarray:
+    """Each seed's own switch: the onset at the cut where its reasoning after (mean over the onsets from the cut
+    on) minus before (over the onsets before it) is largest in the design's direction; NaN for a seed whose fate
+    never changes across the bracket."""
+    n = x.shape[1]
+    c = np.concatenate([np.zeros((x.shape[0], 1)), np.cumsum(x, axis=1)], axis=1)
+    cuts = np.arange(1, n)
+    after = (c[:, [n]] - c[:, cuts]) / (n - cuts)
+    before = c[:, cuts] / cuts
+    gain = sign * (after - before)
+    best = gain.argmax(axis=1)
+    out = np.asarray(grid, float)[cuts[best]]
+    return np.where(x.min(axis=1) == x.max(axis=1), np.nan, out)
 
 
 @dataclass
 class Cliff:
     """The fine grid read by the cliff's rule (on the cliff page section): the steepest change of the reasoning
-    share between two neighbouring blocks of onsets, with its permutation p; the change across the whole bracket
-    (last block − first block) with its BCa interval over seeds; the least-squares slope of reasoning on onset
-    with a bootstrap interval over seeds, and the steps a change of CLIFF_JUMP takes at that slope. Changes are
-    signed in the design's direction (a rise, or a fall when `falling`)."""
+    share between two neighbouring blocks of onsets, with its p against shifted seed sequences; the change across
+    the whole bracket (last block − first block) with its BCa interval over seeds; the least-squares slope of
+    reasoning on onset with a bootstrap interval over seeds, and the steps a change of CLIFF_JUMP takes at that
+    slope. Changes are signed in the design's direction (a rise, or a fall when `falling`)."""
 
     falling: bool
     resolution: int
@@ -144,8 +167,10 @@ class Cliff:
     slope: float  # change in share per 100 steps, in the design's direction
     slope_lo: float
     slope_hi: float
-    state: str  # rules.HOLDS (a cliff), REJECTED (no change of the paper's size) or UNDECIDED
+    state: str  # rules.HOLDS (a cliff), REJECTED (no change of the paper's size, or the paper's cliff excluded)
     jumps: pd.DataFrame
+    paper_p: float = math.nan  # how often the paper's cliff gives a grid no steeper than this one (`paper_p`)
+    switches: pd.Series | None = None  # each seed's own switch onset (NaN: its fate never changes in the bracket)
 
     @property
     def span(self) -> int:
@@ -155,6 +180,17 @@ class Cliff:
         """Steps a change of CLIFF_JUMP takes at `slope` (per 100 steps); inf where the share does not move the
         design's way."""
         return 100 * CLIFF_JUMP / slope if slope > 0 else math.inf
+
+    def switch_text(self) -> str:
+        """Where the seeds switch, each on its own: how many switch at all, and the spread of their switch onsets."""
+        if self.switches is None:
+            return "no seed switches"
+        on = self.switches.dropna()
+        if not len(on):
+            return f"none of the {self.seeds} seeds changes fate across the bracket"
+        q1, q3 = (float(on.quantile(q)) for q in (0.25, 0.75))
+        return (f"{len(on)} of {self.seeds} seeds change fate across the bracket, each at its own onset: from "
+                f"{on.min():.0f} to {on.max():.0f} (middle half {q1:.0f}–{q3:.0f})")
 
     def text(self) -> str:
         way = "fall" if self.falling else "rise"
@@ -169,19 +205,25 @@ class Cliff:
         else:
             within = f"{self.width(self.slope_hi):,.0f} to {self.width(self.slope_lo):,.0f}"
         return (f"steepest {way} between neighbouring blocks of {BLOCK} onsets ({self.span} steps apart) "
-                f"{self.steepest:+.2f} at onset {self.steepest_at:.0f} (permutation p {self.p_steepest:.3f}); "
+                f"{self.steepest:+.2f} at onset {self.steepest_at:.0f} (p {self.p_steepest:.3f} against each seed's "
+                f"sequence shifted); {self.switch_text()}; the paper's cliff gives a grid no steeper in "
+                f"{100 * self.paper_p:.1f} % of simulations; "
                 f"{way} across the bracket {self.bracket:+.2f} (95 % interval {self.bracket_lo:+.2f} to "
                 f"{self.bracket_hi:+.2f}); fitted slope {self.slope:+.3f} per 100 steps (95 % interval "
                 f"{self.slope_lo:+.3f} to {self.slope_hi:+.3f}): at that slope a {way} of {CLIFF_JUMP:g} takes "
                 f"{takes} ({within})")
 
 
-def decide_cliff(steepest: float, p_steepest: float, bracket_hi: float) -> str:
+def decide_cliff(steepest: float, p_steepest: float, bracket_hi: float, paper_p: float = math.nan) -> str:
     """The cliff's rule: rejected when the change across the whole bracket stays below CLIFF_JUMP (its 95 %
-    upper bound; a share that moves one way cannot jump further than it moves in all); else holds when the
-    steepest change between neighbouring blocks is at least CLIFF_JUMP and the shuffles rarely match it
-    (p < rules.ALPHA); else undecided."""
+    upper bound; a share that moves one way cannot jump further than it moves in all), or (stated 2026-12-06) when
+    the paper's population cliff is excluded in the bracket, the grids it gives being no steeper than this one in
+    fewer than rules.ALPHA of simulations (`paper_p`); else holds when the steepest change between neighbouring
+    blocks is at least CLIFF_JUMP and the null of shifted seed sequences rarely matches it (p < rules.ALPHA); else
+    undecided."""
     if not math.isnan(bracket_hi) and bracket_hi < CLIFF_JUMP:
+        return rules.REJECTED
+    if not math.isnan(paper_p) and paper_p < rules.ALPHA:
         return rules.REJECTED
     if steepest >= CLIFF_JUMP and p_steepest < rules.ALPHA:
         return rules.HOLDS
@@ -216,10 +258,12 @@ def read_cliff(per_run: pd.DataFrame, resolution: int, falling: bool = False, n_
     g = np.asarray(grid, float) - np.mean(grid)
     slopes = sign * 100 * (xs * g).sum(axis=(1, 2)) / (len(x) * (g * g).sum())
     s_lo, s_hi = (float(np.quantile(slopes, q)) for q in (0.025, 0.975))
+    pp = _paper_p(grid, resolution, falling, len(wide), steepest, PAPER_DRAWS, seed)
+    switches = pd.Series(switch_onsets(x, grid, sign), index=wide.index, name="switch onset")
     return Cliff(falling=falling, resolution=resolution, grid=grid, seeds=len(wide), shares=wide.mean(),
                  steepest=steepest, steepest_at=at, p_steepest=p, bracket=bracket, bracket_lo=b_lo,
                  bracket_hi=b_hi, slope=slope, slope_lo=s_lo, slope_hi=s_hi,
-                 state=decide_cliff(steepest, p, b_hi), jumps=jumps)
+                 state=decide_cliff(steepest, p, b_hi, pp), jumps=jumps, paper_p=pp, switches=switches)
 
 
 def paper_curve(grid: list[int], resolution: int, falling: bool = False) -> np.ndarray:
@@ -233,15 +277,20 @@ def paper_curve(grid: list[int], resolution: int, falling: bool = False) -> np.n
     return np.where(d < 0, 0.0, np.where(d < 1, one * d, np.minimum(four, one + (four - one) * (d - 1) / 3)))
 
 
-def paper_p(fine: Cliff, draws: int = 10_000, seed: int = 0) -> float:
-    """Beside the rule: how often the paper's cliff (`paper_curve`, seeds independent) gives a grid of this size
-    whose steepest change is no steeper than this one's. Small: a grid like this one is not what the paper's cliff
-    looks like (its plateau included), though the rule's jump of 0.4 may still lie within the data."""
-    if math.isnan(fine.steepest):
+def paper_p(fine: Cliff, draws: int = PAPER_DRAWS, seed: int = 0) -> float:
+    """How often the paper's cliff (`paper_curve`, seeds independent) gives a grid of this size whose steepest
+    change is no steeper than this one's. Part of the rule since 2026-12-06 (below rules.ALPHA the paper's
+    population cliff is excluded in the bracket); beside it before."""
+    return _paper_p(fine.grid, fine.resolution, fine.falling, fine.seeds, fine.steepest, draws, seed)
+
+
+def _paper_p(grid: list[int], resolution: int, falling: bool, seeds: int, steepest: float, draws: int, seed: int
+             ) -> float:
+    if math.isnan(steepest):
         return math.nan
-    curve, sign = paper_curve(fine.grid, fine.resolution, fine.falling), -1 if fine.falling else 1
-    x = (np.random.default_rng(seed).random((draws, fine.seeds, len(curve))) < curve).astype(float)
-    return float(np.mean((sign * block_changes(x)).max(axis=-1) <= fine.steepest + 1e-12))
+    curve, sign = paper_curve(grid, resolution, falling), -1 if falling else 1
+    x = (np.random.default_rng(seed).random((draws, seeds, len(curve))) < curve).astype(float)
+    return float(np.mean((sign * block_changes(x)).max(axis=-1) <= steepest + 1e-12))
 
 
 def cliff_power(grid: list[int], resolution: int, n_seeds: int, falling: bool = False, draws: int = POWER_DRAWS,
@@ -258,7 +307,9 @@ def cliff_power(grid: list[int], resolution: int, n_seeds: int, falling: bool = 
         steepest = float(changes.max())
         per_seed = sign * (x[:, -BLOCK:].mean(axis=1) - x[:, :BLOCK].mean(axis=1))
         hi = stats.bca_ci(per_seed, n_boot=999)[1] if steepest >= CLIFF_JUMP else math.nan
-        if steepest >= CLIFF_JUMP and decide_cliff(steepest, _steepest_p(x, steepest, sign, n_perm, rng),
-                                                   hi) == rules.HOLDS:
+        if steepest < CLIFF_JUMP:
+            continue
+        pp = _paper_p(sorted(grid), resolution, falling, n_seeds, steepest, N_POWER_PAPER, int(rng.integers(2**31)))
+        if decide_cliff(steepest, _steepest_p(x, steepest, sign, n_perm, rng), hi, pp) == rules.HOLDS:
             hits += 1
     return hits / draws

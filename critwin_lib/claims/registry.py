@@ -13,6 +13,7 @@ from typing import Any
 
 from critwin_lib import config, paths, protocol, store
 from critwin_lib.claims import (
+    budget_placement,
     calibration,
     depth,
     grokking,
@@ -83,7 +84,7 @@ PAGES = (
          {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | {"slider_starts": []}},
          {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C1 | {"slider_starts": []}}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
-    Page("c02_c03_budget_placement", ("C2", "C3"), window_placement.c02_c03_design, window_placement.c02_c03,
+    Page("c02_c03_budget_placement", ("C2", "C3"), budget_placement.c02_c03_design, budget_placement.c02_c03,
          {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C2_C3 | {"onset_fracs": []}},
          {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C2_C3 | {"onset_fracs": []}}),
     Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04,

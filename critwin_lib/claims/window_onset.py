@@ -229,8 +229,10 @@ def cliff_texts(fine: cliff.Cliff | None, profile: str, steps: int,
                             f"{min(fine.grid):,} to {max(fine.grid):,} with {fine.seeds} seeds each: the share of "
                             f"reasoning seeds {way} by {fine.bracket:+.2f} across that bracket (95 % interval "
                             f"{fine.bracket_lo:+.2f} to {fine.bracket_hi:+.2f}), at most {fine.steepest:+.2f} between "
-                            f"neighbouring blocks {fine.span} steps apart (permutation p {fine.p_steepest:.3f}), "
-                            f"against the paper's jump of at least {cliff.CLIFF_JUMP:g} within {fine.span} steps")}
+                            f"neighbouring blocks {fine.span} steps apart (p {fine.p_steepest:.3f} against shifted "
+                            f"seed sequences), against the paper's jump of at least {cliff.CLIFF_JUMP:g} within "
+                            f"{fine.span} steps; {fine.switch_text()}; the paper's cliff gives a grid no steeper in "
+                            f"{100 * fine.paper_p:.1f} % of simulations")}
 
 
 def unread_texts(numbers: dict[str, Any], profile: str) -> dict[str, str]:
@@ -261,7 +263,8 @@ def _cliff_numbers(fine: cliff.Cliff, design: cliff.CliffDesign) -> dict[str, An
             "cliff_steepest": fine.steepest, "cliff_steepest_at": fine.steepest_at, "cliff_p": fine.p_steepest,
             "cliff_bracket": fine.bracket, "cliff_bracket_lo": fine.bracket_lo, "cliff_bracket_hi": fine.bracket_hi,
             "cliff_slope": fine.slope, "cliff_slope_lo": fine.slope_lo, "cliff_slope_hi": fine.slope_hi,
-            "cliff_width": fine.width(fine.slope), "cliff_paper_p": cliff.paper_p(fine),
+            "cliff_width": fine.width(fine.slope), "cliff_paper_p": fine.paper_p,
+            "cliff_switch_text": fine.switch_text(),
             "cliff_power": cliff.cliff_power(grid, fine.resolution,
                                                                                     fine.seeds, fine.falling)}
 
