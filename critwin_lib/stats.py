@@ -250,3 +250,17 @@ def tango_ci(b: int, c: int, n: int, level: float = LEVEL) -> tuple[float, float
     lo = -1.0 if score(-1 + eps) <= z else brentq(lambda t: score(t) - z, -1 + eps, d)
     hi = 1.0 if score(1 - eps) >= -z else brentq(lambda t: score(t) + z, d, 1 - eps)
     return d, float(lo), float(hi)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of a family of p-values (NaN stays NaN): a part of a claim whose one rejecting
+    part decides is then held to the family-wise level, not each part to α alone."""
+    p = np.asarray(p_values, float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    order = ok[np.argsort(p[ok])]
+    m, running = len(order), 0.0
+    for i, j in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p[j]))
+        out[j] = running
+    return out.tolist()

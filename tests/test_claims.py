@@ -324,7 +324,8 @@ def test_the_intros_onset_sentences_say_when_a_length_is_not_read_yet(tmp_path):
     read = shipped.glue_with_texts(texts, window_onset.unread_texts(shipped.numbers, shipped.other))
     if shipped.other_result is None:  # the 25 % design's sweep is still training: its count, in whole sentences
         k, need = shipped.numbers["stored"], shipped.numbers["needed"]
-        assert 0 < k < need and read["paper_glance_text"] == f"its onset sweep is not read yet ({k} of {need} runs stored)"
+        assert 0 < k < need
+        assert read["paper_glance_text"] == f"its onset sweep is not read yet ({k} of {need} runs stored)"
     else:  # once every run is stored, the shipped paper-length sweep is read, in its own words
         n = shipped.other_result.numbers
         assert read["paper_glance_text"] == n["glance_text"] == f"{n['range_text']}, and {n['fall_text']}"

@@ -50,3 +50,23 @@ def test_the_floor_sentence_says_whether_the_floor_is_reached(n_r, n_m, expect):
     text = instrumentation.floor_text(n_r, n_m, 48)
     assert expect in text
     assert ("times as many" in text) == (0 < min(n_r, n_m) < instrumentation.C13_MIN_RUNS)
+
+
+def test_holm_and_the_exposure_margin_let_c13s_parts_say_a_metric_tracks_weight_decay():
+    """The four predicted parts are one Holm family; a fate difference whose 90 % interval lies within a tenth of
+    the window-vs-none difference is rejected (the metric tracks exposure, not fate)."""
+    import numpy as np
+    import pandas as pd
+
+    from critwin_lib import stats
+    from critwin_lib.claims import instrumentation, rules
+
+    assert stats.holm([0.01, 0.04, 0.03, float("nan")])[:3] == pytest.approx([0.03, 0.06, 0.06])
+    rng = np.random.default_rng(0)
+    rows = [{"fate": f, "condition": "w", **{k: float(rng.normal(0, 0.01)) for k in instrumentation.C13_METRICS}}
+            for f in ["reasoning"] * 20 + ["memorizing"] * 20]
+    end = pd.DataFrame(rows)
+    flat = instrumentation.fate_contrasts(end, n_boot=500, exposure={k: 1.0 for k in instrumentation.C13_METRICS})
+    assert set(flat.loc[list(rules.C13_DIRECTION), "part"]) == {rules.REJECTED}  # within ± 0.1 of a move of 1.0
+    open_ = instrumentation.fate_contrasts(end, n_boot=500)
+    assert set(open_.loc[list(rules.C13_DIRECTION), "part"]) == {rules.UNDECIDED}  # without a margin: undecided

@@ -87,10 +87,11 @@ def c13(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     agree = [C13_METRICS[k] for k in rules.agreeing_c13(diffs)]
     old_verdict = rule_history.verdict_c13(len(agree))
     windowed_end = last[last["condition"] != "none"]
-    by_fate = fate_contrasts(windowed_end)
+    exposure = {k: m for k, (m, _, _) in diffs.items()}  # the first window minus none: what weight decay moves
+    by_fate = fate_contrasts(windowed_end, exposure=exposure)
     parts = {C13_METRICS[k]: by_fate.loc[k, "part"] for k in rules.C13_DIRECTION}
     verdict = rules.combine(parts)
-    sensitivity = c13_sensitivity(windowed_end, pooled=by_fate)
+    sensitivity = c13_sensitivity(windowed_end, pooled=by_fate, exposure=exposure)
     flips = sensitivity[sensitivity["verdict"] != verdict]
     ood = {r["key"]: r for r in rows}["acc/test_ood"]
     n_r, n_m = int(by_fate["reasoning runs"].iloc[0]), int(by_fate["memorizing runs"].iloc[0])
@@ -146,13 +147,19 @@ def floor_text(n_r: int, n_m: int, n_window: int) -> str:
             f"{C13_MIN_RUNS / n:.1f} times as many window runs")
 
 
-def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0, strata: str | None = None
-                   ) -> pd.DataFrame:
+EXPOSURE_SHARE = 0.1  # a fate difference within a tenth of the window-vs-none difference counts as none (2026-12-06)
+
+
+def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0, strata: str | None = None,
+                   exposure: dict[str, float] | None = None) -> pd.DataFrame:
     """Per measurement at the end of training (`end`: runs of one weight-decay exposure, with fate): mean over
     reasoning runs minus mean over memorizing runs, its bootstrap interval (resampling within each fate), and
-    one-sided permutation tests (with `strata`, a column: fate labels permuted within each of its values only);
-    a predicted direction's part holds at p < α that way, is rejected at p < α the other way, and stays
-    undecided with fewer than C13_MIN_RUNS runs of either fate."""
+    one-sided permutation tests (with `strata`, a column: fate labels permuted within each of its values only).
+    Since 2026-12-06 the four predicted parts are one family, their p-values Holm-adjusted: a part holds at an
+    adjusted p < α the predicted way, is rejected at an adjusted p < α the other way, and is also rejected when the
+    90 % interval of the fate difference lies within ± EXPOSURE_SHARE of the metric's window-vs-none difference
+    (`exposure`: the metric tracks weight decay, not fate); undecided with fewer than C13_MIN_RUNS runs of either
+    fate."""
     end = end[end["fate"].isin(["reasoning", "memorizing"])]
     r, m = end[end["fate"] == "reasoning"], end[end["fate"] == "memorizing"]
     rng = np.random.default_rng(seed)
@@ -162,7 +169,7 @@ def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0,
         sign = rules.C13_DIRECTION.get(k, 0)
         if len(a) and len(b):
             boots = [rng.choice(a, len(a)).mean() - rng.choice(b, len(b)).mean() for _ in range(n_boot)]
-            lo, hi = (float(np.quantile(boots, q)) for q in (0.025, 0.975))
+            lo, hi, lo90, hi90 = (float(np.quantile(boots, q)) for q in (0.025, 0.975, 0.05, 0.95))
             if strata is None:
                 p_up, p_down = stats.permutation_test(a, b, "greater"), stats.permutation_test(a, b, "less")
             else:
@@ -170,21 +177,38 @@ def fate_contrasts(end: pd.DataFrame, n_boot: int = stats.N_BOOT, seed: int = 0,
                 v, lab, st = end.loc[ok, k], end.loc[ok, "fate"] == "reasoning", end.loc[ok, strata]
                 p_up, p_down = (stats.stratified_permutation_test(v, lab, st, alt) for alt in ("greater", "less"))
         else:
-            lo = hi = p_up = p_down = math.nan
+            lo = hi = lo90 = hi90 = p_up = p_down = math.nan
         p_pred, p_other = (p_up, p_down) if sign > 0 else (p_down, p_up)
-        part = (rules.part_beats(p_pred, p_other) if sign and min(len(a), len(b)) >= C13_MIN_RUNS
-                else rules.UNDECIDED)
+        margin = EXPOSURE_SHARE * abs(exposure[k]) if exposure and k in exposure else math.nan
         rows.append({"key": k, "metric": name, "reasoning runs": len(a), "memorizing runs": len(b),
                      "reasoning": float(a.mean()) if len(a) else math.nan,
                      "memorizing": float(b.mean()) if len(b) else math.nan,
                      "difference": float(a.mean() - b.mean()) if len(a) and len(b) else math.nan, "lo": lo, "hi": hi,
+                     "lo90": lo90, "hi90": hi90, "exposure margin": margin,
                      "predicted sign": {1: "+", -1: "−"}.get(sign, ""),
-                     "p (predicted)": p_pred if sign else math.nan, "part": part if sign else ""})
-    return pd.DataFrame(rows).set_index("key")
+                     "p (predicted)": p_pred if sign else math.nan, "p (other way)": p_other if sign else math.nan})
+    out = pd.DataFrame(rows).set_index("key")
+    family = [k for k in out.index if rules.C13_DIRECTION.get(k, 0)]
+    adj_pred = dict(zip(family, stats.holm(out.loc[family, "p (predicted)"].tolist()), strict=True))
+    adj_other = dict(zip(family, stats.holm(out.loc[family, "p (other way)"].tolist()), strict=True))
+    out["p (predicted, Holm)"] = [adj_pred.get(k, math.nan) for k in out.index]
+    out["part"] = [_part(r, adj_pred[k], adj_other[k]) if k in family else "" for k, r in out.iterrows()]
+    return out
 
 
-def c13_sensitivity(end: pd.DataFrame, n_boot: int = stats.N_BOOT, pooled: pd.DataFrame | None = None
-                    ) -> pd.DataFrame:
+def _part(row: pd.Series, p_pred: float, p_other: float) -> str:
+    """One predicted difference's state (see `fate_contrasts`)."""
+    if min(row["reasoning runs"], row["memorizing runs"]) < C13_MIN_RUNS:
+        return rules.UNDECIDED
+    state = rules.part_beats(p_pred, p_other)
+    m = row["exposure margin"]
+    if state == rules.UNDECIDED and not math.isnan(m) and -m < row["lo90"] and row["hi90"] < m:
+        return rules.REJECTED  # within a tenth of what weight decay itself moves: the metric tracks exposure
+    return state
+
+
+def c13_sensitivity(end: pd.DataFrame, n_boot: int = stats.N_BOOT, pooled: pd.DataFrame | None = None,
+                    exposure: dict[str, float] | None = None) -> pd.DataFrame:
     """The rule under other analyses of the same window runs (`end`, with condition and fate): pooled over the
     placements (the rule; `pooled`: its `fate_contrasts` table when already computed); with the fate labels
     permuted within each placement only (a difference that comes from which placement a run had does not
@@ -193,7 +217,8 @@ def c13_sensitivity(end: pd.DataFrame, n_boot: int = stats.N_BOOT, pooled: pd.Da
                 **{f"{c} alone": (g, None) for c, g in end.groupby("condition", sort=False)}}
     rows = []
     for name, (frame, strata) in analyses.items():
-        t = pooled if pooled is not None and name == POOLED else fate_contrasts(frame, n_boot=n_boot, strata=strata)
+        t = pooled if pooled is not None and name == POOLED else fate_contrasts(frame, n_boot=n_boot, strata=strata,
+                                                                                exposure=exposure)
         parts = t[t["part"] != ""]
         rows.append({"analysis": name, "reasoning runs": int(t["reasoning runs"].iloc[0]),
                      "memorizing runs": int(t["memorizing runs"].iloc[0]),
