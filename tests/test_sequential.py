@@ -83,3 +83,20 @@ def test_a_look_holds_every_interval_to_its_level():
     wide, fixed = fates.beats("x", x, y, lv), fates.beats("x", x, y)
     assert wide.lo < fixed.lo and wide.hi > fixed.hi and "99.98 % interval" in wide.text()
     assert fates.matches("x", x, y, levels=lv).level == lv.matches > 0.99
+
+
+def test_power_at_the_observed_shares_keeps_the_arms_paired():
+    """Seeds drawn from the observed ones with all their conditions: identical arms can never beat each other, and a
+    clear win is found nearly always."""
+    import pandas as pd
+
+    from critwin_lib.claims import looks
+    from critwin_lib.claims.window_placement import decide_c1
+
+    seeds = range(16)
+    same = pd.Series([s % 2 == 0 for s in seeds], index=list(seeds))
+    tied = {"window": same, "full": same, "none": same}
+    assert looks.power_observed(decide_c1, tied, [16], draws=200) == 0.0  # the window never beats none
+    clear = {"window": pd.Series(True, index=list(seeds)), "full": pd.Series(True, index=list(seeds)),
+             "none": pd.Series(False, index=list(seeds))}
+    assert looks.power_observed(decide_c1, clear, [16], draws=200) == 1.0

@@ -207,8 +207,8 @@ def mean_size(part: str, a: Seeds, b: Seeds, least: float, kind: str = "ratio", 
         est = float(stat(x, y))
         idx = np.random.default_rng(seed).integers(0, n, (boots, n))
         dist = stat(x[idx], y[idx])
-    lo, hi = (float(q) for q in np.nanquantile(np.where(np.isfinite(dist), dist, np.inf), [(1 - level) / 2,
-                                                                                           (1 + level) / 2]))
+    dist = np.where(np.isnan(dist), np.inf, dist)  # 0 / 0: no ratio to read; counts as unbounded
+    lo, hi = (float(q) for q in np.quantile(dist, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf"))
     return Comparison(part, kind, n, 0, 0, est, lo, hi, math.nan, rules.part_reaches(hi, least), least=least,
                       level=level)
 

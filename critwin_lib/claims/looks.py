@@ -127,3 +127,27 @@ def numbers(prefix: str, seq: Progress, pw: dict[str, float]) -> dict[str, Any]:
             f"{prefix}seq_looks": ", ".join(str(n) for n in seq.looks_planned),
             f"{prefix}seq_max": seq.looks_planned[-1], f"{prefix}seq_taken": len(seq.taken),
             f"{prefix}seq_power": pw["power"], f"{prefix}seq_mean_seeds": pw["mean_seeds"]}
+
+
+def power_observed(decide: Decide, by_condition: dict[str, pd.Series], looks: list[int], draws: int = POWER_DRAWS,
+                   seed: int = 0) -> float:
+    """The chance the design ends *reproduced* if the truth were what the seeds show: seeds drawn with replacement
+    from the observed ones, each keeping all its conditions (so the arms stay paired, as they are: same init, same
+    batch order), run through every look. Beside the power against the paper's effect, which draws the arms
+    independently from the paper's shares."""
+    looks = sequential.check_looks(looks)
+    common = sorted(set.intersection(*(set(s.index) for s in by_condition.values())))
+    if not common:
+        return float("nan")
+    table = {c: s.loc[common].to_numpy() for c, s in by_condition.items()}
+    rng = np.random.default_rng(seed)
+    levels = [fates.look_levels(looks, k) for k in range(len(looks))]
+    hits = 0
+    for _ in range(draws):
+        idx = rng.integers(0, len(common), looks[-1])
+        for k, n in enumerate(looks):
+            verdict, _ = decide({c: v[idx[:n]] for c, v in table.items()}, levels[k])
+            if verdict != UNDECIDED_VERDICT or k == len(looks) - 1:
+                hits += verdict == "reproduced"
+                break
+    return hits / draws
