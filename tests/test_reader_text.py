@@ -29,3 +29,11 @@ def test_the_pattern_sees_tracker_words_and_spares_colours():
 def test_no_reader_text_names_a_tracker_item():
     found = {path: m.group(0) for path, text in reader_texts().items() if (m := TRACKER.search(text))}
     assert not found, found
+
+
+def test_no_reader_text_points_to_a_spec_the_reader_does_not_have():
+    """The pages once cited sections of an internal specification ("spec §4.3", `spec/pilot.md`); a reader has
+    neither, so the pages say what they mean instead."""
+    spec = re.compile(r"\bspec §|\bspec/\w|the spec's|\(spec\b")
+    found = {path: m.group(0) for path, text in reader_texts().items() if (m := spec.search(text))}
+    assert not found, found
