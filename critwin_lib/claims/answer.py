@@ -70,7 +70,8 @@ C4_STEM = "c04_sharp_onset"
 
 
 def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
-    """The book's answer in at most five plain sentences, read from the stored runs: does weight decay in one window
+    """The book's answer in at most five plain sentences (plain text: the intro pastes it from another page, where only
+    text glue travels), read from the stored runs: does weight decay in one window
     work (C1), is the window critical (early and late windows at chance, C3), where and how sharply it opens (C4, its
     cliff), and what the paper's length shows so far. `c4`: the C4 page's numbers at `profile`."""
     c1 = registry.at_profile(C1_STEM, profile, results_dir).result
@@ -81,20 +82,20 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
         n = c1.numbers
         out.append(f"At {name}, weight decay during one 25 % window makes {n['k_window']} of {n['seeds']} seeds "
                    f"reason, against {n['k_none']} without weight decay and {n['k_full']} with full-run weight decay "
-                   f"of the same budget (C1: **{n['verdict']}**).")
+                   f"of the same budget (C1: {n['verdict']}).")
     if c23 is not None:
         n = c23.numbers
         counts = (f"early {n['k_early']}, middle {n['k_middle']}, late {n['k_late']} of {n['seeds']} seeds reason; "
-                  f"C3: **{n['verdict_c3']}**")
+                  f"C3: {n['verdict_c3']}")
         out.append({"not reproduced": f"It is not a critical window in the paper's sense: the same budget placed early "
                                       f"or late works too ({counts}).",
                     "reproduced": f"It is critical in the paper's sense: the same budget placed early or late leaves "
                                   f"the model at chance ({counts})."}.get(
             n["verdict_c3"], f"Whether the same budget placed early or late leaves the model at chance is not decided "
                              f"({counts})."))
-    out.append(f"Along the run, {c4['range_text']}; {c4['edge_text']} (C4: **{c4['verdict']}**).")
+    out.append(f"Along the run, {c4['range_text']}; {c4['edge_text']} (C4: {c4['verdict']}).")
     where = c4["cliff_short"].split(":")[0]  # the length and the grid; the page gives the numbers after the colon
-    out.append(f"The paper's 100-step cliff is **{c4['cliff_answer']}** {where}.")
+    out.append(f"The paper's 100-step cliff is {c4['cliff_answer']} {where}.")
     out.append(_paper_sentence(results_dir))
     return " ".join(out)
 
@@ -106,7 +107,7 @@ def _paper_sentence(results_dir: str | Path) -> str:
     verdicts = []
     for stem, side in sides.items():
         if side.result is not None:
-            verdicts += [f"{r['claim']} **{r['verdict']}**" for r in side.result.rows]
+            verdicts += [f"{r['claim']} {r['verdict']}" for r in side.result.rows]
         else:
             verdicts.append(f"{'/'.join(registry.page(stem).claims)} not read yet ({side.stored} of {side.needed} runs "
                             "trained)")
