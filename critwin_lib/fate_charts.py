@@ -62,7 +62,8 @@ def shares_by_chart(table: pd.DataFrame, color: str, title: str, x: str = "onset
     """The share of seeds that reason against `x`, one line (with exact 95 % bars) per value of `color` (e.g.
     protocol); rows with x < 0 or NaN (no weight decay) are left out. `table`: a `fates.share_table`."""
     t = table[table[x].notna() & (table[x] >= 0)]
-    col = alt.Color(f"{color}:N", title=None, scale=color_scale(sorted(set(t[color]))))  # a value keeps its colour
+    col = alt.Color(f"{color}:N", title=None, scale=color_scale(sorted(set(table[color].dropna()))))  # a value
+    # keeps its colour, and charts drawn side by side share one domain even where one of them has no rows
     X = alt.X(f"{x}:Q", title=x_title, axis=alt.Axis(tickCount=5, labelOverlap="greedy"))  # narrow: no collisions
     bars = alt.Chart(t).mark_errorbar(thickness=1.5).encode(
         x=X, y=alt.Y("share_lo:Q", title="seeds that reason"), y2="share_hi:Q", color=col)

@@ -164,6 +164,11 @@ def test_explorer_page_moves_with_both_sliders_offline(served, browser):
     assert [u for u in urls if urlparse(u).netloc != local] == []
 
 
+# vega's warning for a chart layer without rows: at the smoke size several layers are empty (no edge found, no γ
+# cell read), which a reader of the quick book does not meet; every other warning fails the test.
+EMPTY_LAYER = "Infinite extent for field"
+
+
 def test_no_page_logs_a_console_error_or_warning(served, browser, smoke_site):
     html = smoke_site / "_build" / "html"
     errors = {}
@@ -174,7 +179,8 @@ def test_no_page_logs_a_console_error_or_warning(served, browser, smoke_site):
             continue
         browser.get(f"{served}/{rel}")
         time.sleep(1.0)
-        severe = [e["message"][:200] for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+        severe = [e["message"][:200] for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")
+                  and not (e["level"] == "WARNING" and EMPTY_LAYER in e["message"])]
         if severe:
             errors[rel] = severe
     assert not errors, errors
