@@ -8,6 +8,7 @@ ipywidgets to them, so the behaviour is testable without a browser.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,12 @@ def describe(cfg: config.RunConfig, result: experiment.Result | None, results_di
     last = result.history.iloc[-1]
     return (f"run {key} (cached): final OOD accuracy {last['acc/test_ood']:.2f}, max "
             f"{result.history['acc/test_ood'].max():.2f}, train {last['acc/train']:.2f}")
+
+
+def live() -> bool:
+    """Whether this kernel is one a person works in, not a run that builds the static book (`notebooks.execute`
+    sets CRITWIN_ALTAIR_MODE=vendored there, and the book drops the widget's cell output)."""
+    return os.environ.get("CRITWIN_ALTAIR_MODE") != "vendored"
 
 
 def explorer(results_dir: str | Path = "../results", profile: str = "quick") -> Any:
