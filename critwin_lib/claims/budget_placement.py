@@ -72,8 +72,7 @@ def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict
     lams = window_lambdas(protocol_name, alt_protocol, alt_window_lambda, window_lambda)
     places = checks.placements(placements, window_frac, ("early", "middle", "late"))
     fitted_reasoning = check_fitted(fitted_reasoning)
-    if not isinstance(sequential_c3, bool):
-        raise config.ConfigError(f"sequential_c3: must be True or False, got {sequential_c3!r}")
+    checks.flag(sequential_c3, "sequential_c3")
     if not isinstance(span, list | tuple) or len(span) not in (0, 2):
         raise config.ConfigError(f"span: must be [start_frac, end_frac] or [], got {span!r}")
     seeds = {protocol_name: P.seeds(n_seeds, first=first_seed)}

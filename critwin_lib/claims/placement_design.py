@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from critwin_lib import config, protocol, sequential
+from critwin_lib import checks, config, protocol, sequential
 from critwin_lib.claims import core, fates
 from critwin_lib.claims.core import Design
 from critwin_lib.sizes import Size
@@ -49,9 +49,7 @@ class PlacementDesign(Design):
 def check_fitted(flag: Any) -> bool:
     """The `fitted_reasoning` parameter: True (a seed reasons only if its training set is fitted at the end, the
     rule on every page since 2026-12-06) or False (OOD accuracy alone, the rule before)."""
-    if not isinstance(flag, bool):
-        raise config.ConfigError(f"fitted_reasoning: must be True or False, got {flag!r}")
-    return flag
+    return checks.flag(flag, "fitted_reasoning")
 
 
 def with_rule_fates(per_run: pd.DataFrame, d: PlacementDesign) -> pd.DataFrame:

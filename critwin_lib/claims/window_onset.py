@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from critwin_lib import config, protocol, stats
+from critwin_lib import checks, config, protocol, stats
 from critwin_lib.claims import cliff, core, fates, onsets, rules
 from critwin_lib.claims import history as rule_history
 from critwin_lib.claims.core import ClaimResult, Design, fetch, onset_grid, score_row
@@ -41,8 +41,7 @@ def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, w
     P = get_profile(profile)
     protocol_name = protocol.resolve(protocol_name, P)
     seeds = P.seeds(n_seeds, first=first_seed)
-    if not isinstance(fitted_reasoning, bool):
-        raise config.ConfigError(f"fitted_reasoning: must be True or False, got {fitted_reasoning!r}")
+    checks.flag(fitted_reasoning, "fitted_reasoning")
     grid = onset_grid(P, onset_fracs)
     protocol.get_protocol(protocol_name, "protocol_name")
     specs = onsets.sweep_specs(P, seeds, gamma, protocol_name, grid, window_frac, window_lambda)

@@ -68,9 +68,8 @@ def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: f
     protocol_name = protocol.resolve(protocol_name, P)
     lams = window_lambdas(protocol_name, alt_protocol, alt_window_lambda, window_lambda)
     fitted_reasoning = check_fitted(fitted_reasoning)
-    for flag, name in ((quarter_budget, "quarter_budget"), (full_equal_lambda, "full_equal_lambda")):
-        if not isinstance(flag, bool):
-            raise config.ConfigError(f"{name}: must be True or False, got {flag!r}")
+    checks.flag(quarter_budget, "quarter_budget")
+    checks.flag(full_equal_lambda, "full_equal_lambda")
     seeds = {protocol_name: P.seeds(n_seeds, first=first_seed)}
     if alt_protocol:
         seeds[alt_protocol] = P.seeds(alt_n_seeds)
