@@ -1,0 +1,63 @@
+"""Train the missing runs of the 20,000-step designs, claim by claim, in the background of a working session.
+
+`make reproduce PROFILE=paper` trains the designs as the registry declares them, which is the look a sequential
+design has reached. This script also trains a look ahead (`--seeds C1=22`: the next look's seeds) before the
+registry moves to it, so the page keeps showing the look it has until the next one is stored whole. Runs land in
+`results/runs/` one by one (an interrupted sweep loses no finished run) and are committed like any other.
+
+    python scripts/paper_sweep.py C1 C2C3 C4            # the declared designs, windows first
+    python scripts/paper_sweep.py C1 --seeds C1=22      # C1's second look
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from critwin_lib import experiment
+from critwin_lib.claims import registry
+
+STEMS = {"C1": "c01_critical_window", "C2C3": "c02_c03_budget_placement", "C4": "c04_sharp_onset"}
+
+
+def order(spec: tuple) -> tuple:
+    """Windows first, then the conditions they are compared with, C1's second reading (quarter budget) last: an
+    interrupted sweep has then stored what the primary verdict needs."""
+    cond = str(spec[0].get("condition", ""))
+    return cond != "window", "quarter" in cond, spec[0].get("seed", 0)
+
+
+def configs(names: list[str], seeds: dict[str, int]) -> list:
+    """The runs of the named designs at the paper length, each once, in `order` within a design."""
+    out, seen = [], set()
+    for name in names:
+        p = registry.page(STEMS[name])
+        params = registry.profile_defaults(p.notebook, "paper")
+        if name in seeds:
+            params["n_seeds"] = seeds[name]
+        specs = p.design(**registry.design_params(params)).specs
+        for _, cfg in sorted(specs, key=order):
+            key = experiment.run_key(cfg)
+            if key not in seen:
+                seen.add(key)
+                out.append(cfg)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("designs", nargs="+", choices=sorted(STEMS))
+    ap.add_argument("--seeds", action="append", default=[], metavar="DESIGN=N",
+                    help="seeds per condition for a design (a later look than the registry's)")
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    seeds = {}
+    for item in args.seeds:
+        name, _, n = item.partition("=")
+        if name not in STEMS or not n.isdigit():
+            ap.error(f"--seeds {item!r}: expected DESIGN=N with DESIGN one of {sorted(STEMS)}")
+        seeds[name] = int(n)
+    experiment.sweep(configs(args.designs, seeds), "results", workers=args.workers)
+
+
+if __name__ == "__main__":
+    main()
