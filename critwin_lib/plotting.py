@@ -19,6 +19,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from critwin_lib import tables
+
 WIDTH, HEIGHT = 560, 260
 FONT = "Helvetica Neue, Helvetica, Arial, sans-serif"
 
@@ -103,6 +105,7 @@ def setup() -> None:
     else:
         alt.renderers.enable("jupyter", offline=True)
     alt.theme.enable("critwin")
+    tables.setup()  # every DataFrame a page displays, as a reader reads it
 
 
 @alt.theme.register("critwin", enable=False)

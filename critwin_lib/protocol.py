@@ -108,6 +108,17 @@ PROTOCOLS = {p.name: p for p in (
              "per-step shrink (claim C12)", wd_params="matrices", optimizer="sgd"),
 )}
 DEFAULT_PROTOCOL = "mid-fit-matrices"
+# What the book calls each protocol: the ids above appear once, in the setup page's glossary, which lists these names
+PLAIN_NAMES = {
+    "mid-fit-matrices": "the quick protocol",
+    "early-fit-matrices": "the early-fitting protocol",
+    "mid-fit": "the first protocol tried",
+    "faster-fit": "the faster-fitting protocol, every parameter decayed",
+    "early-fit": "the early-fitting protocol, every parameter decayed",
+    "mid-fit-matrices-20k": "the first 20,000-step protocol",
+    "quarter-fit-matrices-20k": "the 20,000-step protocol",
+    "sgd-mid-fit-matrices": "the SGD protocol",
+}
 PROFILE_PROTOCOLS = {"paper": "mid-fit-matrices-20k"}  # the calibrated protocol where it is not the default
 
 
@@ -162,6 +173,10 @@ class FittedChoice:
 FITTED_CHOICES = {"paper": FittedChoice("quarter-fit-matrices-20k", 3.0, "25 %")}
 HALF_RUN_CHOICE = FittedChoice("quarter-fit-matrices-20k", 3.0, "50 %")  # the choice of part 2's first wording
 
+
+def plain(name: str) -> str:
+    """A protocol as the book names it ('the quick protocol'); an id without a plain name stays as it is."""
+    return PLAIN_NAMES.get(name, name)
 
 def resolve(name: str, profile: Size | str) -> str:
     """A claim page's protocol: `name`, or for "" the protocol calibrated at the profile's length (the default at

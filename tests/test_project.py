@@ -102,3 +102,14 @@ def test_the_vendored_chart_scripts_are_the_versions_altairs_specs_name():
     assert reported("vega").split(".")[0] == str(alt.VEGA_VERSION).lstrip("v").split(".")[0]
     assert str(alt.VEGALITE_VERSION).lstrip("v") in (vendor / "vega-lite.min.js").read_text(errors="replace")
     assert f"vega-embed {str(alt.VEGAEMBED_VERSION).lstrip('v').split('.')[0]}." in (vendor / "VERSIONS").read_text()
+
+
+def test_setup_page_glossary_names_every_protocol_once_with_its_plain_name():
+    from critwin_lib import protocol
+
+    text = (REPO / "book" / "setup.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "| `" in line and "-" in line]
+    glossary = {r.split("|")[2].strip().strip("`"): r.split("|")[1].strip() for r in rows
+                if r.split("|")[2].strip().strip("`") in protocol.PROTOCOLS}
+    assert glossary == protocol.PLAIN_NAMES
+    assert set(protocol.PLAIN_NAMES) == set(protocol.PROTOCOLS)
