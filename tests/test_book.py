@@ -184,3 +184,49 @@ def test_no_page_logs_a_console_error_or_warning(served, browser, smoke_site):
         if severe:
             errors[rel] = severe
     assert not errors, errors
+
+
+# What a reader meets on a page without opening anything: prose words (a chart's axis labels are not prose), the
+# tables on show, their cells, and words that belong to the code rather than to the science.
+READING = """
+const a = document.querySelector('article') || document.body;
+const shown = el => el.offsetParent !== null;
+const count = t => t.split(/\\s+/).filter(Boolean).length;
+const charts = [...a.querySelectorAll('.vega-embed')].filter(shown).map(c => count(c.innerText));
+const col = a.getBoundingClientRect().width;
+const wide = [...a.querySelectorAll('table')].filter(shown)
+  .map(t => [Math.round(t.getBoundingClientRect().width), t.innerText.slice(0, 80)]).filter(w => w[0] > col + 1);
+const cut = [...a.querySelectorAll('td, th')].filter(shown).map(c => c.innerText.trim())
+  .filter(t => t.endsWith('…') || t.endsWith('...'));
+return {words: count(a.innerText) - charts.reduce((s, n) => s + n, 0), width: Math.round(col), wide: wide,
+        cut: cut.slice(0, 5), text: a.innerText};
+"""
+WORD_CAPS = {"book/intro.html": 900}  # every other page: 1,500 words outside its folded sections
+GLOSSARY = "book/setup.html"  # the one page that lists the protocols' ids beside their names
+PARAMETER_NAMES = ("onset_seeds", "alt_protocol", "reasoning_fitted", "instrument=True", "spec §",
+                   "the registry declares")
+
+
+def test_each_page_reads_in_its_word_cap_with_tables_that_fit_uncut_and_no_code_words(served, browser, smoke_site):
+    from critwin_lib import protocol
+
+    ids = re.compile(r"(?<![\w-])(?:" + "|".join(sorted(map(re.escape, protocol.PROTOCOLS), key=len, reverse=True))
+                     + r")(?![\w-])")
+    html = smoke_site / "_build" / "html"
+    problems = {}
+    for page in sorted(html.rglob("*.html")):
+        rel = page.relative_to(html).as_posix()
+        if rel.startswith(("_static", "genindex", "search")) or rel == "index.html":
+            continue
+        browser.get(f"{served}/{rel}")
+        time.sleep(0.5)
+        r = browser.execute_script(READING)
+        cap = WORD_CAPS.get(rel, 1500)
+        found = sorted(set(ids.findall(r["text"]) if rel != GLOSSARY else ())
+                       | {w for w in PARAMETER_NAMES if w in r["text"]})
+        issues = ([f"{r['words']} words (cap {cap})"] if r["words"] > cap else []) + \
+                 [f"table {w} px wide in a {r['width']} px column: {t!r}" for w, t in r["wide"]] + \
+                 [f"cut cell {c!r}" for c in r["cut"]] + ([f"code words {found}"] if found else [])
+        if issues:
+            problems[rel] = issues
+    assert not problems, problems

@@ -142,7 +142,8 @@ def test_the_fitted_choice_follows_the_revised_order():
     assert (got["fitted_choice"], got["fitted_choice_lambda"], got["fitted_choice_variant"]) == (lr1, 6.0, "50 %")
     got = calibration.fitted_choice(full, windows({k: 2 for k in every}), "paper")
     assert got["fitted_choice"] == "" and "No window passes part 2" in got["fitted_text"]
-    assert "keep mid-fit-matrices-20k as the first rule fixed it (full-run λ 9, window λ 36)" in got["fitted_text"]
+    assert ("keep the first 20,000-step protocol as the first rule fixed it (full-run λ 9, window λ 36)"
+            in got["fitted_text"])
     assert "would name λ" not in got["fitted_text"]  # λ 9: 4 of 4 reasoning with the highest OOD, the ladder's λ
     full = full_table({(lr1, 6.0): 4, (lr1, 9.0): 1})
     full.loc[full["lambda"] == 6.0, "final_ood"] = 0.94  # the finer grid's λ 6 beats the ladder's λ 9 by OOD too

@@ -150,7 +150,7 @@ def describe(verdicts: dict[str, ProtocolCheck], steps: int) -> str:
         full = ("no full-run λ was tried" if math.isnan(v.best_lambda) else
                 f"the best full-run λ = {v.best_lambda:g} "
                 f"{'makes most seeds reason' if v.full_reasons else 'does not make most seeds reason'}")
-        lines.append(f"* **{name}** {both}: without weight decay t_mem = {v.t_mem_none:.0f} steps "
+        lines.append(f"* **{protocol.plain(name)}** {both}: without weight decay t_mem = {v.t_mem_none:.0f} steps "
                      f"({v.t_mem_none / steps:.2f} of the run), the none seeds "
                      f"{'mostly memorize' if v.none_memorizes else 'do not mostly memorize'}; {full}.")
     return "\n".join(lines)
@@ -220,7 +220,8 @@ def fitted_choice(full: pd.DataFrame, windows: pd.DataFrame | None, profile: str
     moved = protocol.FITTED_CHOICES.get(profile) == protocol.FittedChoice(n, lam, v)  # the claims run under it
     return {"fitted_choice": n, "fitted_choice_lambda": lam, "fitted_choice_variant": v,
             "fitted_choice_window_lambda": WINDOW_VARIANTS[v][2] * lam,
-            "fitted_text": text + f" Part 2: {seen}. **{n} ({lr[n]}) with full-run λ {lam:g} and the {v} window "
+            "fitted_text": text + f" Part 2: {seen}. **{protocol.plain(n)} ({lr[n]}) with full-run λ {lam:g} and the "
+                                  f"{v} window "
                                   f"(λ {WINDOW_VARIANTS[v][2] * lam:g}) passes both parts**."
                            + (" The paper-length claims (C1–C4) run under it." if moved else
                               " The paper-length claims move to it once their runs under it are trained."
@@ -231,7 +232,7 @@ def _kept(in_use: str, decayed: pd.DataFrame, until: str = "Until a choice passe
     """While the claims do not run under a fitted choice: what they keep (the protocol the page's first rule fixed,
     with its window's budget), and where the first rule, read on the grid as it now stands, would point instead."""
     ladder = protocol.get_protocol(in_use).window_lambda / 4
-    text = (f" {until}, the paper-length claims keep {in_use} as the first rule fixed it "
+    text = (f" {until}, the paper-length claims keep {protocol.plain(in_use)} as the first rule fixed it "
             f"(full-run λ {ladder:g}, window λ {4 * ladder:g}), read both ways")
     t = decayed[decayed["protocol"] == in_use].set_index("lambda")
     if not len(t) or ladder not in t.index:

@@ -61,7 +61,7 @@ def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, w
                                   falling=cliff_falling, window_lambda=window_lambda)
         specs += fine.specs
     lam = core.window_lambda(protocol_name, window_lambda)
-    summary = (f"profile {P.name}, protocol {protocol_name}: {P.steps} steps, {len(seeds)} seeds"
+    summary = (f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds)} seeds"
                + (f" ({seeds[0]}–{seeds[-1]})" if first_seed else "") + f", windows "
                f"{100 * window_frac:g} % of the run at λ = {lam:g}, onsets {grid}"
                + ("" if fitted_reasoning else "; reasoning read from OOD accuracy alone (the rule before 2026-12-06)")

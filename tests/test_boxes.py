@@ -1,0 +1,61 @@
+"""Every claim page opens with its four-line box (the claim, what we find, the verdict, the caveat), written from
+the page's own numbers: the box of each page is glued at the top of its notebook, builds from the shipped numbers,
+says the verdict the scoreboard says, and names no protocol id or parameter."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from critwin_lib.claims import boxes, registry
+
+from .conftest import REPO
+
+CLAIM_PAGES = [p for p in registry.PAGES if p.claims]
+INTERNAL = re.compile(r"fit-matrices|-20k|`|\b\w+_\w+\b|\bnan\b|\binf\b")
+
+
+def _numbers(stem: str) -> dict:
+    p = registry.page(stem)
+    shipped = json.loads((REPO / "results" / "numbers.json").read_text())[stem]
+    return {k[len(p.glue_prefix):]: v for k, v in shipped.items()}
+
+
+def _box(stem: str) -> str:
+    p, n = registry.page(stem), _numbers(stem)
+    fn = getattr(boxes, f"{p.glue_prefix}box")
+    if stem == "c01_critical_window":  # C1's caveat also reads its sensitivity table
+        return fn(n, pd.DataFrame({"verdict": [n["verdict"], "inconclusive"]}))
+    return fn(n)
+
+
+@pytest.mark.parametrize("page", CLAIM_PAGES, ids=lambda p: p.stem)
+def test_each_claim_page_opens_with_its_box(page):
+    cells = json.loads(page.notebook.read_text())["cells"]
+    first = "".join(cells[0]["source"]).split("\n")
+    assert first[0].startswith("# ") and first[2] == f"```{{glue:md}} {page.glue_prefix}box", first[:4]
+    assert any(f'glue("{page.glue_prefix}box", Markdown(boxes.' in "".join(c["source"]) for c in cells
+               if c["cell_type"] == "code")
+
+
+@pytest.mark.parametrize("page", CLAIM_PAGES, ids=lambda p: p.stem)
+def test_each_box_says_the_scoreboards_verdict_in_four_plain_lines(page):
+    text = _box(page.stem)
+    lines = text.split("\n")
+    assert [ln.split("**")[1].split(".")[0].split(":")[0] for ln in lines] == [
+        "The claim", "What we find", "Verdict", "The caveat"], lines
+    board = pd.read_csv(REPO / "results" / "claims.csv")
+    quick = board[(board["profile"] == "quick") & board["claim"].isin(page.claims)].set_index("claim")["verdict"]
+    if len(page.claims) == 1:
+        assert f"**Verdict: {quick[page.claims[0]]}.**" in text
+    else:
+        assert all(f"{c} {quick[c]}" in lines[2] for c in page.claims), (lines[2], dict(quick))
+    assert not INTERNAL.search(text), INTERNAL.search(text)
+
+
+def test_the_internal_word_pattern_sees_ids_and_spares_plain_text():
+    assert INTERNAL.search("under mid-fit-matrices") and INTERNAL.search("the onset_seeds") and INTERNAL.search("nan")
+    assert not INTERNAL.search("γ 0.5: 11 of 12, mean OOD 0.70 [0.40, 0.88], 25 % of the run")
