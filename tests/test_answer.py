@@ -53,3 +53,22 @@ def test_full_run_weight_decay_is_a_reference_only_where_c1_runs_under_the_sweep
         monkeypatch.setattr(answer.registry, "at_profile", lambda *a, c1=c1, **k: SimpleNamespace(result=c1))
         refs = answer._references(c4, "paper", "results")
         assert len(refs) == bands and refs["reference"].iloc[0] == "no weight decay"
+
+
+def test_the_paper_lengths_sentence_gives_each_read_pages_seed_counts_and_says_what_is_not_read(monkeypatch):
+    from critwin_lib.claims import registry
+
+    read = {"c01_critical_window": ({"k_window": 18, "k_full": 11, "k_none": 0, "seeds": 22},
+                                    [{"claim": "C1", "verdict": "inconclusive"}])}
+
+    def at_profile(stem, profile, results_dir, earlier=False):
+        if earlier or stem not in read:
+            return SimpleNamespace(result=None, stored=3, needed=64)
+        numbers, rows = read[stem]
+        return SimpleNamespace(result=SimpleNamespace(numbers=numbers, rows=rows), stored=88, needed=88)
+
+    monkeypatch.setattr(registry, "at_profile", at_profile)
+    text = answer._paper_sentence("results")
+    assert "the middle window makes 18 of 22 seeds reason" in text and "(C1: inconclusive)" in text
+    assert "C2/C3 not read yet (3 of 64 runs trained)" in text and "C4 not read yet" in text
+    assert "half the run" not in text and text.endswith(".")

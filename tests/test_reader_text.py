@@ -37,3 +37,19 @@ def test_no_reader_text_points_to_a_spec_the_reader_does_not_have():
     spec = re.compile(r"\bspec §|\bspec/\w|the spec's|\(spec\b")
     found = {path: m.group(0) for path, text in reader_texts().items() if (m := spec.search(text))}
     assert not found, found
+
+
+def test_the_readmes_answer_says_the_verdicts_the_shipped_scoreboard_says():
+    """The README's five lines name verdicts in passing ("C3 not reproduced"); each must be the shipped
+    scoreboard's, at the paper's length for a line about 20,000 steps and at the quick length otherwise."""
+    import pandas as pd
+
+    board = pd.read_csv(REPO / "results" / "claims.csv").set_index(["claim", "profile"])["verdict"]
+    readme = (REPO / "README.md").read_text()
+    answer = readme[readme.index("## The answer, in five lines"):readme.index("## What each command leaves")]
+    items = [" ".join(item.split()) for item in re.split(r"\n(?=\d\. )", answer)[1:]]
+    named = [(m.group(1), m.group(2), "paper" if "20,000 steps" in item else "quick") for item in items
+             for m in re.finditer(r"\((C\d+b?) (reproduced|partly reproduced|not reproduced|inconclusive)\b", item)]
+    assert len(named) >= 5, named
+    wrong = [(c, said, board[c, prof]) for c, said, prof in named if board[c, prof] != said]
+    assert not wrong, wrong

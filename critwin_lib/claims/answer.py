@@ -101,21 +101,28 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
 
 
 def _paper_sentence(results_dir: str | Path) -> str:
-    """What the paper's length (20,000 steps, the paper's 25 % windows) shows so far, and what the design before it
-    (windows half the run long) read."""
+    """What the paper's length (20,000 steps, the paper's 25 % windows) shows so far, with its seed counts where a
+    page's runs are all stored, and what the design before it (windows half the run long) read."""
     sides = {stem: registry.at_profile(stem, "paper", results_dir) for stem in (C1_STEM, C23_STEM, C4_STEM)}
-    verdicts = []
+    parts = []
     for stem, side in sides.items():
-        if side.result is not None:
-            verdicts += [f"{r['claim']} {r['verdict']}" for r in side.result.rows]
-        else:
-            verdicts.append(f"{'/'.join(registry.page(stem).claims)} not read yet ({side.stored} of {side.needed} runs "
-                            "trained)")
+        if side.result is None:
+            parts.append(f"{'/'.join(registry.page(stem).claims)} not read yet ({side.stored} of {side.needed} runs "
+                         "trained)")
+            continue
+        n, says = side.result.numbers, ", ".join(f"{r['claim']}: {r['verdict']}" for r in side.result.rows)
+        parts.append({C1_STEM: f"the middle window makes {n.get('k_window')} of {n.get('seeds')} seeds reason, "
+                               f"full-run weight decay of the same budget {n.get('k_full')} and none "
+                               f"{n.get('k_none')} ({says})",
+                      C23_STEM: f"the same window at the start makes {n.get('k_early')}, in the middle "
+                                f"{n.get('k_middle')} and in the last quarter {n.get('k_late')} of {n.get('seeds')} "
+                                f"seeds reason with their training set refitted ({says})",
+                      C4_STEM: f"as the onset moves later, {n.get('edge_text')} ({says})"}[stem])
     earlier = []
     for stem in sides:
         side = registry.at_profile(stem, "paper", results_dir, earlier=True)
         if side.result is not None:
             earlier += [f"{r['claim']} {r['verdict']}" for r in side.result.rows]
-    return (f"At the paper's length (20,000 steps) with the paper's 25 % windows: {', '.join(verdicts)}"
+    return (f"At the paper's length (20,000 steps, 25 % windows, fresh seeds), {'; '.join(parts)}"
             + (f"; the windows half the run long tried there before read {', '.join(earlier)}" if earlier else "")
             + ".")
