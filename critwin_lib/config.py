@@ -199,7 +199,9 @@ class ModelConfig:
 # ------------------------------------------------------------------------------------- training
 OPTIMIZERS = ("adamw", "sgd")
 SGD_MOMENTUM = 0.9  # the momentum of every SGD run (claim C12)
-WD_PARAMS = ("all", "matrices")
+# Which parameters weight decay shrinks: "all"; "matrices" (2-D weights, embeddings included: not LayerNorm or
+# biases); "matrices-no-embeddings" (the paper's set, its §4: the same without the token and position embeddings).
+WD_PARAMS = ("all", "matrices", "matrices-no-embeddings")
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,7 @@ class TrainConfig:
     eval_every: int = 100
     optimizer: str = "adamw"
     momentum: float = SGD_MOMENTUM  # SGD only
-    wd_params: str = "all"  # "all" parameters (as the precursor code) or 2-D "matrices" only
+    wd_params: str = "all"  # "all" parameters (as the precursor code), 2-D "matrices", or those but the embeddings
     seed: int = 0  # model init and batch order
     instrument: bool = False  # also log the C13 measurements (condensation, stable rank, ...) at each eval
 

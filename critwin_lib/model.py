@@ -117,10 +117,12 @@ def init_weights(model: TinyTransformer, cfg: ModelConfig, generator: torch.Gene
 
 def decay_groups(model: nn.Module, which: str) -> tuple[list[nn.Parameter], list[nn.Parameter]]:
     """Split parameters into (decayed, not decayed): "all" decays everything (as the precursor
-    code's AdamW on model.parameters()); "matrices" decays only 2-D weights and embeddings."""
+    code's AdamW on model.parameters()); "matrices" decays only 2-D weights, embeddings included;
+    "matrices-no-embeddings" the same without the token and position embeddings (the paper's set)."""
     params = list(model.parameters())
     if which == "all":
         return params, []
-    decayed = [p for p in params if p.dim() >= 2]
+    embeddings = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
+    decayed = [p for p in params if p.dim() >= 2 and not (which == "matrices-no-embeddings" and id(p) in embeddings)]
     ids = {id(p) for p in decayed}
     return decayed, [p for p in params if id(p) not in ids]

@@ -20,6 +20,7 @@ from critwin_lib.sizes import get_profile
         (lambda: config.TrainConfig(lr=0), "train.lr"),
         (lambda: config.TrainConfig(steps=100, warmup_steps=200), "train.warmup_steps"),
         (lambda: config.TrainConfig(optimizer="lion"), "train.optimizer"),
+        (lambda: config.TrainConfig(wd_params="no-embeddings"), "train.wd_params"),
         (lambda: config.WDSchedule(base=-0.1), "wd.base"),
         (lambda: config.WDSchedule.window(10, 5, -1.0), "wd.windows[0]"),
         (lambda: config.WDSchedule(windows=((10, 5, 1.0),)), "wd.windows[0]"),
@@ -96,3 +97,12 @@ def test_claim_parameters_name_the_bad_one(tmp_path, params, name):
     with pytest.raises(ConfigError, match=f"^{name}:"):
         window_placement.c01(**kwargs)
     assert not any(tmp_path.iterdir())  # nothing trained
+
+
+def test_the_papers_decay_set_is_a_run_key_of_its_own():
+    from critwin_lib import experiment
+
+    cfg = config.RunConfig(train=config.TrainConfig(wd_params="matrices"), wd=config.WDSchedule(base=1.0))
+    paper = config.replace(cfg, **{"train.wd_params": "matrices-no-embeddings"})
+    assert paper.train.wd_params == "matrices-no-embeddings"
+    assert experiment.run_key(paper) != experiment.run_key(cfg)

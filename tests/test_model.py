@@ -72,3 +72,17 @@ def test_decay_groups():
     assert len(decayed) == len(list(m.parameters())) and plain == []
     decayed, plain = decay_groups(m, "matrices")
     assert all(p.dim() == 2 for p in decayed) and all(p.dim() == 1 for p in plain) and plain
+
+
+def test_each_decay_set_names_exactly_the_parameters_it_decays():
+    m = model(n_layer=2)
+    names = {id(p): n for n, p in m.named_parameters()}
+    per_block = {"attn.qkv.weight", "attn.proj.weight", "mlp.fc.weight", "mlp.proj.weight"}
+    blocks = {f"blocks.{i}.{n}" for i in range(2) for n in per_block}
+    want = {"all": set(names.values()),
+            "matrices": blocks | {"tok_emb.weight", "pos_emb.weight", "head.weight"},
+            "matrices-no-embeddings": blocks | {"head.weight"}}
+    for which, decays in want.items():
+        decayed, plain = decay_groups(m, which)
+        assert {names[id(p)] for p in decayed} == decays, which
+        assert {names[id(p)] for p in plain} == set(names.values()) - decays, which
