@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from critwin_lib.plotting import COLORS, HEIGHT, WIDTH, color_scale
+from critwin_lib.plotting import COLORS, HEIGHT, WIDTH, color_scale, plain_protocols
 
 TRAINED_COLORS = ["#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#c5b0d5",
                   "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]  # a trained pair's shift, one each
@@ -61,6 +61,7 @@ def shares_by_chart(table: pd.DataFrame, color: str, title: str, x: str = "onset
                     x_title: str = "window onset (step)", level: float | None = None) -> alt.LayerChart:
     """The share of seeds that reason against `x`, one line (with exact 95 % bars) per value of `color` (e.g.
     protocol); rows with x < 0 or NaN (no weight decay) are left out. `table`: a `fates.share_table`."""
+    table = plain_protocols(table)
     t = table[table[x].notna() & (table[x] >= 0)]
     col = alt.Color(f"{color}:N", title=None, scale=color_scale(sorted(set(table[color].dropna()))))  # a value
     # keeps its colour, and charts drawn side by side share one domain even where one of them has no rows

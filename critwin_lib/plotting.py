@@ -19,7 +19,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from critwin_lib import tables
+from critwin_lib import protocol, tables
 
 WIDTH, HEIGHT = 560, 260
 FONT = "Helvetica Neue, Helvetica, Arial, sans-serif"
@@ -205,13 +205,19 @@ def window_slider_chart(curves: pd.DataFrame, schedules: pd.DataFrame, title: st
     return alt.vconcat(top, bottom).add_params(pick).resolve_scale(color="shared")
 
 
+def plain_protocols(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with its protocol column (if any) in the book's words: a chart's legend and facets name a protocol as
+    the pages do."""
+    return df.assign(protocol=df["protocol"].map(protocol.plain)) if "protocol" in df.columns else df
+
+
 def fates_chart(curves: pd.DataFrame, title: str) -> alt.FacetChart:
     """Train / ID-test / OOD accuracy over training (mean and band over seeds), one row per protocol:
     the calibration page's evidence that both fates are reachable.
     `curves`: columns protocol, condition, metric, step, mean, lo, hi, n."""
     domain = list(dict.fromkeys(curves["condition"]))
     names = {"train": "train pairs", "test_id": "held-out keys (ID)", "test_ood": "unseen pair (4,3) (OOD)"}
-    data = curves.assign(split=curves["metric"].map(names))
+    data = plain_protocols(curves).assign(split=curves["metric"].map(names))
     layers = _curve_layers(data, domain, "accuracy").properties(width=180, height=160)
     return layers.facet(row=alt.Row("protocol:N", title=None),
                         column=alt.Column("split:N", title=None, sort=list(names.values()))
@@ -301,6 +307,7 @@ def edge_vs_tmem_chart(edges: pd.DataFrame, steps: int, title: str) -> alt.Layer
     """Each protocol's onset edge (with its interval) against its t_mem, over the diagonal
     edge = t_mem. A protocol without an edge appears as a cross on the x axis.
     `edges`: columns protocol, t_mem, edge, and lo, hi or edge_pm."""
+    edges = plain_protocols(edges)
     domain = sorted(set(edges["protocol"]))  # sorted, as the share charts beside it: a protocol keeps its colour
     col = alt.Color("protocol:N", scale=color_scale(domain), title=None)
     X = alt.X("t_mem:Q", title="t_mem without weight decay (step)", scale=alt.Scale(domain=[0, steps]))

@@ -37,6 +37,7 @@ that γ = 1 without weight decay memorizes (the first CPU pilot's γ = 2 on d_mo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from critwin_lib import checks
@@ -177,6 +178,14 @@ HALF_RUN_CHOICE = FittedChoice("quarter-fit-matrices-20k", 3.0, "50 %")  # the c
 def plain(name: str) -> str:
     """A protocol as the book names it ('the quick protocol'); an id without a plain name stays as it is."""
     return PLAIN_NAMES.get(name, name)
+
+
+def in_words(text: str) -> str:
+    """`text` with every protocol id in it replaced by its plain name (the longest id first, whole words only)."""
+    ids = sorted(PLAIN_NAMES, key=len, reverse=True)
+    return re.sub(r"(?<![\w-])(" + "|".join(map(re.escape, ids)) + r")(?![\w-])", lambda m: PLAIN_NAMES[m.group(1)],
+                  text)
+
 
 def resolve(name: str, profile: Size | str) -> str:
     """A claim page's protocol: `name`, or for "" the protocol calibrated at the profile's length (the default at

@@ -7,6 +7,7 @@ running index, a blank for a missing number, yes/no for a flag, a protocol by it
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
 
@@ -38,37 +39,83 @@ def words(name: Any) -> str:
 
 
 def cell(value: Any) -> str:
-    """One cell as text: a blank for a missing number, yes/no for a flag, numbers as pandas would print them."""
+    """One cell as text: a blank for a missing number, yes/no for a flag, three significant digits."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:,.0f}" if value.is_integer() else f"{value:.4g}"
+    if isinstance(value, (float, np.floating)):
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:.3g}"
     if isinstance(value, (int, np.integer)):
         return f"{value:,}"
     return protocol.plain(value) if isinstance(value, str) else str(value)
 
 
+# A pair of columns that bound an interval shows as one column "low to high" under the first name's words.
+PAIRS = (("_lo", "_hi", ", 95 %"), ("lo", "hi", "95 %"), ("lo_90", "hi_90", "90 %"), ("lo90", "hi90", "90 %"))
+
+
+def _intervals(show: pd.DataFrame) -> pd.DataFrame:
+    """`show` with each interval's two columns as one text column "low to high" where the estimate's would go."""
+    out = show.copy()
+    for lo_end, hi_end, label in PAIRS:
+        for lo in [c for c in out.columns if isinstance(c, str) and c.endswith(lo_end)]:
+            hi = lo[:len(lo) - len(lo_end)] + hi_end
+            if hi not in out.columns or lo == hi:
+                continue
+            base = lo[:len(lo) - len(lo_end)]
+            name = (WORDS.get(base, base.replace("_", " ")) if base else "") + label
+            text = [f"{cell(a)} to {cell(b)}" if cell(a) and cell(b) else "" for a, b in zip(out[lo], out[hi],
+                                                                                            strict=True)]
+            out.insert(out.columns.get_loc(lo), name, text)
+            out = out.drop(columns=[lo, hi])
+    return out
+
+
+SHY = "\u00ad"  # a soft hyphen: where a long header word may break in a narrow column, with a hyphen shown
+
+
+def header(label: str) -> str:
+    """A column header that can wrap inside a narrow column: a soft hyphen in the middle of each long word."""
+    return " ".join(w[:len(w) // 2] + SHY + w[len(w) // 2:] if len(w) > 8 and w.isalpha() else w
+                    for w in label.split(" "))
+
+
+def _html(show: pd.DataFrame) -> str:
+    """The table's HTML: numbers right-aligned on one line (class "n"), words wrapping, long header words with a
+    soft hyphen."""
+    head = "".join(f"<th>{html.escape(header(str(c)))}</th>" for c in show.columns)
+    rows = []
+    for values in show.itertuples(index=False):
+        cells = []
+        for v in values:
+            kind = "n" if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) else "t"
+            cells.append(f'<td class="{kind}">{html.escape(cell(v))}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (f'<table class="dataframe critwin-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+            "</tbody></table>")
+
+
 def reader_html(df: pd.DataFrame) -> str:
     """The frame as the book shows it (see the module docstring). A named index (a pivot's seed, an analysis)
     becomes a first column; an unnamed one is a row number and goes. Columns of a pivot keep their axis name
-    ("onset 800", "onset none")."""
+    ("onset 800", "onset none"); an interval's two columns read as one."""
     show = df.copy()
     axis = show.columns.name
-    labels = [words(c) for c in show.columns]
+    if any(n is not None for n in show.index.names) or show.index.dtype == object:
+        show = show.reset_index()
+    show = _intervals(show)
+    if "key" in show.columns and "metric" in show.columns:  # the metric in words says what its code key says
+        show = show.drop(columns="key")
+    labels = [words(c) if c != "index" else "" for c in show.columns]
     if axis is not None and not isinstance(show.columns, pd.MultiIndex):
         labels = [lab if isinstance(c, str) else f"{words(axis)} {lab}"
                   for c, lab in zip(show.columns, labels, strict=True)]
     show.columns = labels
-    if any(n is not None for n in show.index.names) or show.index.dtype == object:
-        show = show.reset_index()
-        show.columns = [words(c) if c != "index" else "" for c in show.columns]
     for col in show.columns:
         if col in ("onset", "window start") and pd.api.types.is_numeric_dtype(show[col]):
             show[col] = [("none" if v == NONE_ONSET else v) for v in show[col]]
-    body = show.map(cell)
-    return body.to_html(index=False, escape=True, classes="critwin-table", border=0)
+    return _html(show)
 
 
 def setup() -> None:

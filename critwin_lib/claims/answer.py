@@ -93,7 +93,8 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
                                   f"the model at chance ({counts})."}.get(
             n["verdict_c3"], f"Whether the same budget placed early or late leaves the model at chance is not decided "
                              f"({counts})."))
-    out.append(f"Along the run, {c4['range_text']}; {c4['edge_text']} (C4: {c4['verdict']}).")
+    edge = c4["edge_text"].split(" (")[0]  # its interval is on the C4 page
+    out.append(f"Along the run, {c4['range_text']}; {edge} (C4: {c4['verdict']}).")
     where = c4["cliff_short"].split(":")[0]  # the length and the grid; the page gives the numbers after the colon
     out.append(f"The paper's 100-step cliff is {c4['cliff_answer']} {where}.")
     out.append(_paper_sentence(results_dir))
@@ -102,7 +103,7 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
 
 def _paper_sentence(results_dir: str | Path) -> str:
     """What the paper's length (20,000 steps, the paper's 25 % windows) shows so far, with its seed counts where a
-    page's runs are all stored, and what the design before it (windows half the run long) read."""
+    page's runs are all stored (the design before it, windows half the run long, is on the pages)."""
     sides = {stem: registry.at_profile(stem, "paper", results_dir) for stem in (C1_STEM, C23_STEM, C4_STEM)}
     parts = []
     for stem, side in sides.items():
@@ -117,12 +118,5 @@ def _paper_sentence(results_dir: str | Path) -> str:
                       C23_STEM: f"the same window at the start makes {n.get('k_early')}, in the middle "
                                 f"{n.get('k_middle')} and in the last quarter {n.get('k_late')} of {n.get('seeds')} "
                                 f"seeds reason with their training set refitted ({says})",
-                      C4_STEM: f"as the onset moves later, {n.get('edge_text')} ({says})"}[stem])
-    earlier = []
-    for stem in sides:
-        side = registry.at_profile(stem, "paper", results_dir, earlier=True)
-        if side.result is not None:
-            earlier += [f"{r['claim']} {r['verdict']}" for r in side.result.rows]
-    return (f"At the paper's length (20,000 steps, 25 % windows, fresh seeds), {'; '.join(parts)}"
-            + (f"; the windows half the run long tried there before read {', '.join(earlier)}" if earlier else "")
-            + ".")
+                      C4_STEM: f"along the run, {str(n.get('edge_text')).split(' (')[0]} ({says})"}[stem])
+    return f"At the paper's length (20,000 steps, 25 % windows, fresh seeds), {'; '.join(parts)}."

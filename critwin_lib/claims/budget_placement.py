@@ -98,7 +98,8 @@ def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict
     close = {name: P.step_at(f) + P.step_at(window_frac) for name, f in places.items()}
     close["onset"] = None
     n = len(seeds[protocol_name])
-    summary = (f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {n} seeds"
+    summary = protocol.in_words(
+        f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {n} seeds"
                + (f" ({seeds[protocol_name][0]}–{seeds[protocol_name][-1]})" if first_seed else "") + "; windows "
                f"{100 * window_frac:g} % of the run at λ = {lams[protocol_name]:g} (early, middle, late at "
                + ", ".join(f"{P.step_at(f):,}" for f in places.values()) + f"), budget Σλ = {budget:g}"

@@ -54,7 +54,8 @@ def cliff_design(*, profile: str, n_seeds: int, gamma: float, lo_frac: float, hi
     seeds = P.seeds(n_seeds)
     grid = fine_grid(P, lo_frac, hi_frac)
     specs = onsets.sweep_specs(P, seeds, gamma, name, grid, window_frac, window_lambda)
-    summary = (f"profile {P.name}, {protocol.plain(name)}: {P.steps} steps, {len(seeds)} seeds, onsets every "
+    summary = protocol.in_words(
+        f"profile {P.name}, {protocol.plain(name)}: {P.steps} steps, {len(seeds)} seeds, onsets every "
                f"{resolution(P)} steps from {min(grid)} to {max(grid)} ({len(grid)} onsets)")
     return CliffDesign(specs, summary, seeds, grid, resolution(P), falling, protocol=name)
 

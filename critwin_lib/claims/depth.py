@@ -97,7 +97,8 @@ def c11_design(*, profile: str, n_seeds: int, gamma: float, depths: list, onset_
     for d in depths:
         model = ModelConfig(n_layer=d, init_gamma=gamma, init_sigma0=protocol.SIGMA0)
         specs += anchors.anchor_specs(P, seeds, gamma, protocol_name, onsets, window_frac, {"layers": d}, model)
-    summary = (f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds)} seeds, layers "
+    summary = protocol.in_words(
+        f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds)} seeds, layers "
                f"{' and '.join(map(str, depths))}, onsets {[P.step_at(f) for f in onsets]}: {len(specs)} runs")
     return DepthDesign(specs, summary, seeds, list(depths), places, protocol=protocol_name)
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from critwin_lib import sequential, stats
+from critwin_lib import protocol, sequential, stats
 from critwin_lib.claims import rules
 from critwin_lib.claims.core import FATES, fate
 
@@ -303,7 +303,7 @@ def headline(table: pd.DataFrame, verdict: str) -> str:
     if flips.empty:
         return f"the verdict holds across all {len(table)} rows of the sensitivity table"
     where = "; ".join(f"{r.protocol}, {r.metric}, onset {r.onset}: {r.verdict}" for r in flips.itertuples())
-    return f"the verdict flips in {len(flips)} of {len(table)} rows ({where})"
+    return protocol.in_words(f"the verdict flips in {len(flips)} of {len(table)} rows ({where})")
 
 
 def part_numbers(prefix: str, parts: dict[str, Comparison]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from critwin_lib import protocol
 from critwin_lib.claims import onsets, rules
 from critwin_lib.claims.core import CHANCE_BAND
 from critwin_lib.claims.fates import Comparison
@@ -186,7 +187,7 @@ def c04b_old_numbers(old: list[OldOnsetRule]) -> dict[str, str]:
                 "old_text": "not computed"}
     sweeps = [o.sweep for o in old]
     return {"old_rule_verdict": verdict_c04b([(s.t_mem_none, s.edge.edge if s.edge else math.nan) for s in sweeps]),
-            "old_text": "; ".join(f"{s.protocol}: t_mem {s.t_mem_none:.0f}, " + (
+            "old_text": "; ".join(f"{protocol.plain(s.protocol)}: t_mem {s.t_mem_none:.0f}, " + (
                 f"edge {s.edge.edge:.0f} ± {s.edge.uncertainty:.0f}" if s.edge else "no edge") for s in sweeps)}
 
 

@@ -47,7 +47,8 @@ def c05_design(*, profile: str, n_seeds: int, gammas: list, onset_fracs: list, w
     grid = onset_grid(P, onset_fracs)
     checks.flag(refine_edges, "refine_edges")
     specs = onsets.gamma_specs(P, seeds, gammas, protocol_name, grid, window_frac)
-    summary = (f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds)} seeds, γ {gammas}, "
+    summary = protocol.in_words(
+        f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds)} seeds, γ {gammas}, "
                f"onsets {grid}")
     return GammaGridDesign(specs, summary, seeds, gammas, grid, protocol=protocol_name)
 
@@ -179,7 +180,8 @@ def c06_c07_design(*, profile: str, n_seeds: int, gammas: list, windows: dict, w
     specs = [({"window": name, "gamma": g, "seed": s}, protocol.anchor_run(P, s, wd, gamma=g, protocol=protocol_name))
              for name, wd in wds.items() for g in gammas for s in seeds]
     where = ", ".join(f"{name} {wd.windows[0][:2]}" for name, wd in wds.items())
-    summary = (f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds)} seeds, γ {gammas}, "
+    summary = protocol.in_words(
+        f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds)} seeds, γ {gammas}, "
                f"windows {where} at λ {pr.window_lambda:g}, {len(specs)} runs")
     return BasinDesign(specs, summary, seeds, gammas, wds, pr.window_lambda, protocol=protocol_name)
 

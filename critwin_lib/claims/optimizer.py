@@ -114,7 +114,8 @@ def c12_design(*, profile: str, n_seeds: int, gamma: float, placements: dict, wi
                                                 lr=float(lr)))
               for lr in lr_grid for s in cal_seeds]
     sgd = protos["SGD"]
-    summary = (f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds; AdamW ({adamw_protocol}, window λ "
+    summary = protocol.in_words(
+        f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds; AdamW ({adamw_protocol}, window λ "
                f"{protos['AdamW'].window_lambda:g}) and SGD ({sgd_protocol}: lr {sgd.lr:g}, window λ "
                f"{sgd.window_lambda:g}); SGD lr calibration {list(lr_grid)} × {calibration_seeds} seeds: "
                f"{len(specs)} runs")

@@ -74,7 +74,8 @@ def c01_relapse_design(*, profile: str, n_seeds: int, gamma: float, window_start
             specs.append(({"branch": name, "seed": s}, cfg))
     specs += [({"branch": C1_RUNS, "seed": s}, protocol.anchor_run(P, s, config.WDSchedule(windows=window), gamma=gamma,
                                                                     protocol=protocol_name)) for s in seeds]
-    summary = (f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds)} seeds; window "
+    summary = protocol.in_words(
+        f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds)} seeds; window "
                f"[{start}, {end}) at λ = {lam:g}; after it (a) λ = 0, (b) λ = {full:g} to the end, (c) λ from "
                f"{lam:g} to 0 over [{end}, {end + ramp}); (d) the window on every parameter")
     return RelapseDesign(specs, summary, seeds, scheds, start, end, P.steps, full, ramp, protocol=protocol_name)

@@ -61,7 +61,8 @@ def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, w
                                   falling=cliff_falling, window_lambda=window_lambda)
         specs += fine.specs
     lam = core.window_lambda(protocol_name, window_lambda)
-    summary = (f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds)} seeds"
+    summary = protocol.in_words(
+        f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds)} seeds"
                + (f" ({seeds[0]}–{seeds[-1]})" if first_seed else "") + f", windows "
                f"{100 * window_frac:g} % of the run at λ = {lam:g}, onsets {grid}"
                + ("" if fitted_reasoning else "; reasoning read from OOD accuracy alone (the rule before 2026-12-06)")
@@ -302,7 +303,8 @@ def c04b_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: dict, 
     old_seeds = P.seeds(old_n_seeds) if old else []
     specs = [sp for name, on in grids.items() for sp in onsets.sweep_specs(P, seeds, gamma, name, on, window_frac)]
     specs += [sp for name, on in old.items() for sp in onsets.sweep_specs(P, old_seeds, gamma, name, on, window_frac)]
-    summary = (f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds; "
+    summary = protocol.in_words(
+        f"profile {P.name}: {P.steps} steps, {len(seeds)} seeds; "
                + "; ".join(f"{name}: onsets {on}" for name, on in grids.items()))
     return C4bDesign(specs, summary, seeds, grids, tuple(grids), old, old_seeds)
 
@@ -383,7 +385,7 @@ def c04b(*, results_dir: str, train_missing: bool = True, workers: int = -1, **p
                      + f" ({e.found:.0%} of resamples)" for p, e in boots.items())
     ours += (f"; edge shift / t_mem shift {shift.ratio:.2f} [{shift.ratio_lo:.2f}, {shift.ratio_hi:.2f}]"
              if not math.isnan(shift.ratio) else "; no edge shift to compare")
-    numbers["ours"] = ours
+    numbers["ours"] = ours = protocol.in_words(ours)
     row = score_row("C4b", "(beyond the paper) the window's onset edge moves with t_mem, the end of fitting",
                     "not studied", ours, P.name, n, verdict)
     return C4bResult(rows=[row], numbers=numbers, summary=d.summary, table=table, per_run=per_run, edges=edges,

@@ -96,7 +96,8 @@ def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: f
         conditions[proto] = conds
     c1_start, c1_end = protocol.window_steps(P, window_start_frac, window_frac)
     close = {"window": c1_end, QUARTER: c1_end, "onset": None}
-    summary = (f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds[protocol_name])} seeds"
+    summary = protocol.in_words(
+        f"profile {P.name}, {protocol.plain(protocol_name)}: {P.steps} steps, {len(seeds[protocol_name])} seeds"
                + (f" ({seeds[protocol_name][0]}–{seeds[protocol_name][-1]})" if first_seed else "")
                + (f" (the slider's other starts: {len(onset)})" if len(slider_starts) else "")
                + f"; C1 window [{c1_start}, {c1_end}) ({100 * window_frac:g} % of the run) at λ = "
