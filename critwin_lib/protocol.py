@@ -100,6 +100,13 @@ _ADAMW = (
     Protocol("quarter-fit-matrices-20k", 2e-4, 9.0, "lr 2e-4, weight decay on matrices and embeddings: at "
              "20,000 steps the training set is fitted after about a quarter of the run (paper profile, "
              "calibration page)", wd_params="matrices"),
+    # The paper's decay set (its §4): the two protocols above that the claims use, with the token and position
+    # embeddings left undecayed; checked on the calibration page before any claim runs under them.
+    Protocol("mid-fit-paper-decay", 3e-4, 6.0, "the quick protocol with the paper's decay set: lr 3e-4, weight "
+             "decay on the matrices but not the token and position embeddings", wd_params="matrices-no-embeddings"),
+    Protocol("quarter-fit-paper-decay-20k", 2e-4, 9.0, "the 20,000-step protocol with the paper's decay set: lr "
+             "2e-4, weight decay on the matrices but not the token and position embeddings",
+             wd_params="matrices-no-embeddings"),
 )
 SGD_LR = 0.01  # calibrated on the C12 page: without weight decay the training set is fitted nearest mid-run
 PROTOCOLS = {p.name: p for p in (
@@ -119,6 +126,8 @@ PLAIN_NAMES = {
     "mid-fit-matrices-20k": "the first 20,000-step protocol",
     "quarter-fit-matrices-20k": "the 20,000-step protocol",
     "sgd-mid-fit-matrices": "the SGD protocol",
+    "mid-fit-paper-decay": "the quick protocol with the paper's decay set",
+    "quarter-fit-paper-decay-20k": "the 20,000-step protocol with the paper's decay set",
 }
 PROFILE_PROTOCOLS = {"paper": "mid-fit-matrices-20k"}  # the calibrated protocol where it is not the default
 

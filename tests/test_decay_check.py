@@ -1,0 +1,51 @@
+"""The paper's decay set is checked by the calibration page's rule before any claim runs under it, with a ladder of
+λ stated in advance; the check reads stored runs only."""
+
+import pandas as pd
+import pytest
+
+from critwin_lib import config, experiment, protocol
+from critwin_lib.claims import decay_check
+from critwin_lib.sizes import get_profile
+
+
+def test_a_rung_is_full_run_weight_decay_under_the_papers_set_beside_the_shared_run_without_it():
+    runs = decay_check.specs("quick", 2.0)
+    full = [cfg for lab, cfg in runs if lab["lambda"] > 0]
+    none = [cfg for lab, cfg in runs if lab["lambda"] == 0]
+    assert len(full) == len(none) == 8 and {c.train.seed for c in full} == set(range(8))
+    assert {c.wd.base for c in full} == {3.0} and {c.train.wd_params for c in full} == {"matrices-no-embeddings"}
+    ours = protocol.anchor_run(get_profile("quick"), 0, config.WDSchedule.none(), protocol="mid-fit-matrices")
+    assert experiment.run_key(none[0]) == experiment.run_key(ours)  # no weight decay: the claims' own run
+    with pytest.raises(config.ConfigError, match="multiplier"):
+        decay_check.specs("quick", 3.0)
+
+
+def _runs(lam, k_reason, k_none_mem, n=8):
+    full = [{"lambda": lam, "fate": "reasoning" if i < k_reason else "memorizing", "final_train": 1.0,
+             "final_ood": 0.9 if i < k_reason else 0.1} for i in range(n)]
+    none = [{"lambda": 0.0, "fate": "memorizing", "final_train": 1.0, "final_ood": 0.1 if i < k_none_mem else 0.6}
+            for i in range(n)]
+    return pd.DataFrame(full + none)
+
+
+def test_the_rule_needs_most_seeds_reasoning_under_weight_decay_and_half_memorizing_without():
+    assert decay_check._passes(_runs(1.5, 5, 8), 1.5) == (5, 8, True, 8)
+    assert decay_check._passes(_runs(1.5, 4, 8), 1.5)[2] is False  # half is not most
+    assert decay_check._passes(_runs(1.5, 8, 3), 1.5)[2] is False  # without weight decay too few memorize
+
+
+def test_the_ladder_climbs_only_past_a_failed_rung_and_says_when_a_rung_is_not_stored(tmp_path, monkeypatch):
+    check = decay_check.read("quick", str(tmp_path))
+    assert check.multiplier is None and (check.stored, check.needed) == (0, 16)
+    assert check.text().startswith("Not trained yet")
+    outcomes = {1.5: 3, 3.0: 6}  # λ × 1 fails (3 of 8), λ × 2 passes (6 of 8)
+    monkeypatch.setattr(decay_check.Store, "has", lambda self, key: True)
+    monkeypatch.setattr(decay_check, "fetch", lambda rung, *a, **k: (None, _runs(
+        rung[0][0]["lambda"], outcomes.get(rung[0][0]["lambda"], 8), 8)))
+    check = decay_check.read("quick", str(tmp_path))
+    assert check.multiplier == 2.0 and check.table["passes"].tolist() == [False, True]
+    assert "passes at λ × 2" in check.text() and "full-run λ 1.5: 3 of 8 reason" in check.text()
+    outcomes.update({3.0: 2, 6.0: 1})
+    check = decay_check.read("quick", str(tmp_path))
+    assert check.multiplier is None and len(check.table) == 3 and "No rung of the ladder passes" in check.text()
