@@ -97,7 +97,7 @@ def test_shipped_claims_csv_and_glued_numbers_follow_from_the_shipped_results_on
     paper = [r for r in rows if r["profile"] == "paper"]  # the core claims at the paper's length
     assert [r["claim"] for r in paper] == ["C1", "C2", "C3", "C4"] and len(rows) == len(quick) + len(paper)
     assert all(r["verdict"] in (*VERDICTS, scoreboard.NOT_RUN) for r in paper)
-    assert [int(r["seeds"]) for r in paper] == [12, 12, 12, 8]  # the 25 % design: look 1 (C4: 8 per onset)
+    assert [int(r["seeds"]) for r in paper] == [22, 12, 12, 8]  # C1 at look 2, C2/C3 at look 1, C4: 8 per onset
 
 
 @pytest.mark.slow
