@@ -72,3 +72,24 @@ def test_the_paper_lengths_sentence_gives_each_read_pages_seed_counts_and_says_w
     assert "the middle window makes 18 of 22 seeds reason" in text and "(C1: inconclusive)" in text
     assert "C2/C3 not read yet (3 of 64 runs trained)" in text and "C4 not read yet" in text
     assert text.endswith(".")
+
+
+def test_the_plain_answer_is_at_most_five_sentences(monkeypatch):
+    """The intro promises the answer in at most five plain sentences: C1, C3, C4 with its cliff, and the paper's
+    length (a sentence ends at '.' followed by a space and a capital letter)."""
+    import re
+
+    c1 = SimpleNamespace(numbers={"k_window": 30, "seeds": 48, "k_none": 0, "k_full": 35, "verdict": "reproduced"})
+    c23 = SimpleNamespace(numbers={"k_early": 11, "k_middle": 23, "k_late": 20, "seeds": 32,
+                                   "verdict_c3": "not reproduced"})
+    monkeypatch.setattr(answer.registry, "at_profile",
+                        lambda stem, profile, results_dir: SimpleNamespace(
+                            result={answer.C1_STEM: c1, answer.C23_STEM: c23}.get(stem)))
+    monkeypatch.setattr(answer, "_paper_sentence", lambda results_dir: "At the paper's length, not read yet.")
+    c4 = {"steps": 6400, "range_text": "4 to 9 of 12 seeds reason", "edge_text": "the share rises at 1,600 (x)",
+          "verdict": "partly reproduced", "cliff_answer": "ruled out",
+          "cliff_short": "at the quick length (6,400 steps), onsets every 32 steps: 0.2"}
+    text = answer.plain_answer(c4, "quick", "results")
+    sentences = [s for s in re.split(r"(?<=\.) (?=[A-Z])", text) if s]
+    assert 3 <= len(sentences) <= 5, sentences
+    assert "cliff is ruled out" in text and "C4: partly reproduced" in text

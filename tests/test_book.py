@@ -44,6 +44,40 @@ def test_book_pages_exist_and_reference_no_external_script(smoke_site):
     assert (html / "_static" / "vendor" / "vega.min.js").is_file()
 
 
+HREF = re.compile(r"""<a\b[^>]*?\bhref\s*=\s*["']([^"']*)["']""", re.I)
+IDS = re.compile(r"""\bid\s*=\s*["']([^"']+)["']""", re.I)
+
+
+def test_every_internal_link_resolves_to_a_page_and_its_anchor(smoke_site):
+    """A link inside the book (a page, or a section of one) lands somewhere: the file exists and, with a
+    fragment, an element of that id is on it. External links are the other test's business."""
+    from urllib.parse import unquote
+
+    html = smoke_site / "_build" / "html"
+    ids: dict = {}
+    broken = []
+    for page in sorted(html.rglob("*.html")):
+        rel = page.relative_to(html).as_posix()
+        if rel.startswith("_static"):
+            continue
+        for href in HREF.findall(page.read_text(encoding="utf-8")):
+            if not href or re.match(r"^[a-z][a-z0-9+.-]*:", href, re.I) or href.startswith("//"):
+                continue  # http(s), mailto, data: ... (external or inline)
+            path, _, frag = unquote(href).partition("#")
+            target = (page.parent / path).resolve() if path else page.resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                broken.append(f"{rel} → {href}")
+                continue
+            if frag and target.suffix == ".html":
+                if target not in ids:
+                    ids[target] = set(IDS.findall(target.read_text(encoding="utf-8")))
+                if frag not in ids[target]:
+                    broken.append(f"{rel} → {href} (no such anchor)")
+    assert not broken, broken
+
+
 def test_every_figure_offers_its_data_as_csv(smoke_site):
     from urllib.parse import unquote
 

@@ -141,3 +141,29 @@ def test_c11_parts_need_onset_dependence_and_tested_differences():
     assert window["lower plateau"]["state"] == "holds"
     assert window["more seed variance"]["state"] == "holds"  # the memorizing seeds spread, the reasoning ones do not
     assert flat["more seed variance"]["state"] == "rejected"
+
+
+def test_c12_parts_are_one_holm_family():
+    """5 of 8 seeds reason with the SGD window and none without: p = 1/32 holds alone, but the three parts are one
+    family (one rejecting part decides), and 3 × 1/32 is not below 0.05; the constant, identical to the window,
+    is rejected by the paper's size either way."""
+    n = 8
+    some, no, yes = [True] * 5 + [False] * 3, [False] * n, [True] * n
+    parts = optimizer.c12_parts(_c12_runs({("SGD", "middle"): some, ("SGD", "none"): no, ("SGD", "full"): some,
+                                           ("AdamW", "middle"): yes, ("AdamW", "full"): yes}))
+    works, worse, masked = (parts[k] for k in optimizer.C12_PARTS)
+    assert works["p"] == pytest.approx(1 / 32) and works["p_holm"] == pytest.approx(3 / 32)
+    assert (works["unadjusted"], works["state"]) == ("holds", "undecided")
+    assert worse["state"] == worse["unadjusted"] == "rejected" and worse["no_size"] == "undecided"
+    assert masked["state"] == "undecided"
+
+
+def test_c11_parts_are_one_holm_family_with_each_parts_p():
+    n = 8
+    every = {o: [True] * n for o in (0, 1600, 3200)}
+    edge = {0: [False] * n, 1600: [False] * n, 3200: [True] * n}
+    parts = depth.c11_parts(_depth_runs({2: edge, 4: every}, {2: 0.1, 4: 0.1}), 2, 4)
+    for v in parts.values():
+        assert 0 <= v["p_holm"] <= 1 and v["state"] in ("holds", "rejected", "undecided")
+    persists = parts["the window persists (onset dependence)"]
+    assert persists["found"] == 0 and persists["state"] == persists["unadjusted"] == "rejected"

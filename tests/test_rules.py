@@ -260,3 +260,13 @@ def test_several_things_exist_only_if_each_does():
                                            (-1.0, 0.49, rules.REJECTED), (math.nan, 1.0, rules.UNDECIDED)])
 def test_at_least_by_an_interval(lo, hi, state):
     assert rules.part_at_least(lo, hi, 0.5) == state
+
+
+def test_holm_family_holds_a_part_alone_significant_to_the_familys_level():
+    from critwin_lib.claims import rules as r
+
+    fam = r.holm_family({"a": (0.02, 0.9), "b": (0.5, 0.5), "c": (0.9, 0.001)})
+    assert fam["a"][0] == "undecided" and fam["a"][1] == pytest.approx(0.06)  # each direction its own family: 0.02 × 3
+    assert fam["c"][0] == "rejected" and fam["c"][2] == pytest.approx(0.003)
+    assert r.holm_family({"a": (0.01, 0.9)})["a"][0] == "holds"  # a family of one is the part alone
+    assert r.holm_family({"a": (math.nan, math.nan), "b": (0.001, 0.9)})["a"][0] == "undecided"

@@ -94,9 +94,9 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
             n["verdict_c3"], f"Whether the same budget placed early or late leaves the model at chance is not decided "
                              f"({counts})."))
     edge = c4["edge_text"].split(" (")[0]  # its interval is on the C4 page
-    out.append(f"Along the run, {c4['range_text']}; {edge} (C4: {c4['verdict']}).")
     where = c4["cliff_short"].split(":")[0]  # the length and the grid; the page gives the numbers after the colon
-    out.append(f"The paper's 100-step cliff is {c4['cliff_answer']} {where}.")
+    out.append(f"Along the run, {c4['range_text']}; {edge} (C4: {c4['verdict']}), and the paper's 100-step cliff "
+               f"is {c4['cliff_answer']} {where}.")
     out.append(_paper_sentence(results_dir))
     return " ".join(out)
 

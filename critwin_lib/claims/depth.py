@@ -48,7 +48,11 @@ def c11_parts(per_run: pd.DataFrame, ref: int, deep: int, n_boot: int = stats.N_
     by both depths): onset dependence by the C4 rule (the reasoning share's edge in ≥ 95 % of resamples over
     seeds holds, ≤ 5 % rejected); a lower plateau (per seed, mean final OOD over onsets, deep − reference, below
     0 on a sign-flip test; above 0 rejects); more seed variance (pooled across-seed sd, deep − reference, its
-    bootstrap over seeds above 0 holds, below 0 rejects)."""
+    bootstrap over seeds above 0 holds, below 0 rejects). Since 2026-12-06 the three parts are one Holm family (one
+    rejecting part decides the verdict), each read as a one-sided p per direction: the onset edge's 1 − (share of
+    resamples finding it) and that share; the sign-flip p's; twice the share of resamples of the sd difference at
+    or below 0 (at or above 0), so that p < α is the 95 % interval excluding 0. A part holds at a Holm-adjusted
+    p < α the paper's way and is rejected at one the other way (`unadjusted`: each part alone, the rule before)."""
     w = per_run[per_run["condition"] == "window"]
     deep_runs = w[w["layers"] == deep]
     edge = onsets.share_edge(deep_runs)
@@ -66,11 +70,20 @@ def c11_parts(per_run: pd.DataFrame, ref: int, deep: int, n_boot: int = stats.N_
     boots = np.array([sd_gap(rng.integers(0, len(seeds), len(seeds))) for _ in range(n_boot)])
     lo, hi = (float(np.nanquantile(boots, q)) for q in ((1 - stats.LEVEL) / 2, 1 - (1 - stats.LEVEL) / 2))
     spread = rules.HOLDS if lo > 0 else (rules.REJECTED if hi < 0 else rules.UNDECIDED)
-    return dict(zip(C11_PARTS, (
-        {"state": rules.part_found(edge.found), "found": edge.found, "edge": edge.edge},
-        {"state": rules.part_beats(p_lower, p_higher), "diff": float(np.mean(diff)) if len(diff) else math.nan,
-         "p": p_lower},
-        {"state": spread, "diff": sd_gap(np.arange(len(seeds))), "lo": lo, "hi": hi}), strict=True))
+    ok = boots[~np.isnan(boots)]
+    p_spread = ((min(1.0, 2 * float(np.mean(ok <= 0))), min(1.0, 2 * float(np.mean(ok >= 0)))) if len(ok)
+                else (math.nan, math.nan))  # two-sided percentile interval excluding 0 ⇔ p < α
+    parts = dict(zip(C11_PARTS, (
+        {"unadjusted": rules.part_found(edge.found), "found": edge.found, "edge": edge.edge,
+         "pair": (1.0 - edge.found, edge.found)},
+        {"unadjusted": rules.part_beats(p_lower, p_higher), "diff": float(np.mean(diff)) if len(diff) else math.nan,
+         "p": p_lower, "pair": (p_lower, p_higher)},
+        {"unadjusted": spread, "diff": sd_gap(np.arange(len(seeds))), "lo": lo, "hi": hi, "pair": p_spread}),
+        strict=True))
+    family = rules.holm_family({k: v.pop("pair") for k, v in parts.items()})
+    for k, v in parts.items():
+        v["state"], v["p_holm"], v["p_holm_other"] = family[k]
+    return parts
 
 
 @dataclass
@@ -154,8 +167,11 @@ def c11(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     old_verdict = rule_history.verdict_c11(persists, lower, spread)  # the rule before 2026-12-01, on means
     parts = c11_parts(per_run, depths[0], depths[1])
     verdict = rules.combine({k: v["state"] for k, v in parts.items()})
+    unadjusted = rules.combine({k: v["unadjusted"] for k, v in parts.items()})  # each part at α alone (before)
     dep, low, var = (parts[k] for k in C11_PARTS)
-    numbers.update({"verdict": verdict, "old_rule_verdict": old_verdict, "persists": persists,
+    numbers.update({"verdict": verdict, "old_rule_verdict": old_verdict, "unadjusted_verdict": unadjusted,
+                    "p_persists_holm": dep["p_holm"], "p_lower_holm": low["p_holm"], "p_spread_holm": var["p_holm"],
+                    "persists": persists,
                     "lower_plateau": lower, "more_spread": spread, "part_persists": dep["state"],
                     "edge_found": dep["found"], "part_lower": low["state"], "level_diff": low["diff"],
                     "p_lower": low["p"], "part_spread": var["state"], "sd_diff": var["diff"], "sd_diff_lo": var["lo"],

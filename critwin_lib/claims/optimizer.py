@@ -48,26 +48,38 @@ def c12_parts(per_run: pd.DataFrame) -> dict[str, dict[str, Any]]:
     under SGD, more seeds reason with the middle window than without weight decay, and than with constant λ
     (exact one-sided McNemar tests); and the window's edge over the constant, per seed 1[middle reasons] −
     1[constant reasons], is larger under SGD than under AdamW (sign-flip test on the per-seed differences of the
-    two). Each part holds at p < α in the paper's direction and is rejected at p < α in the other; the two McNemar
-    parts are also rejected when Tango's 95 % interval of the difference of shares lies below the paper's size
-    (`rules.SIZE_WORKS`: "works" and "much worse" read as the paper's reasoning regime against chance)."""
+    two). The three parts are one Holm family (since 2026-12-06: one rejecting part decides the verdict): a part
+    holds at a Holm-adjusted p < α in the paper's direction and is rejected at an adjusted p < α in the other
+    (`unadjusted`: each part at α alone, the rule before); the two McNemar parts are also rejected when Tango's
+    95 % interval of the difference of shares lies below the paper's size (`rules.SIZE_WORKS`: "works" and "much
+    worse" read as the paper's reasoning regime against chance)."""
     r = per_run.assign(ok=per_run["fate"] == "reasoning").pivot_table(
         index="seed", columns=["optimizer", "name"], values="ok", aggfunc="first").dropna().astype(bool)
 
     def mcnemar(a: pd.Series, b: pd.Series) -> dict[str, Any]:
         c = fates.beats("", a, b)
+        _, p_more, p_less = fates.beats_counts(c.b, c.c)
         size = fates.reaches("", c, rules.SIZE_WORKS)
-        state = rules.REJECTED if size.state == rules.REJECTED else c.state
-        return {"state": state, "p": c.p, "b": c.b, "c": c.c, "diff": c.diff, "hi": c.hi, "no_size": c.state}
+        return {"p": p_more, "p_other": p_less, "b": c.b, "c": c.c, "diff": c.diff, "hi": c.hi,
+                "size_rejects": size.state == rules.REJECTED}
 
     sgd = {k: r[("SGD", k)] for k in ("middle", "none", "full")}
     edge = {o: r[(o, "middle")].astype(int) - r[(o, "full")].astype(int) for o in ("SGD", "AdamW")}
     diff = (edge["SGD"] - edge["AdamW"]).to_numpy(float)
-    pg, pl = stats.sign_flip_test(diff, "greater"), stats.sign_flip_test(diff, "less")
-    masked = {"state": rules.part_beats(pg, pl) if len(diff) else rules.UNDECIDED, "p": pg,
-              "sgd_edge": float(edge["SGD"].mean()), "adamw_edge": float(edge["AdamW"].mean())}
-    return dict(zip(C12_PARTS, (mcnemar(sgd["middle"], sgd["none"]), mcnemar(sgd["middle"], sgd["full"]), masked),
-                    strict=True))
+    pg, pl = ((stats.sign_flip_test(diff, "greater"), stats.sign_flip_test(diff, "less")) if len(diff)
+              else (math.nan, math.nan))
+    masked = {"p": pg, "p_other": pl, "sgd_edge": float(edge["SGD"].mean()), "adamw_edge": float(edge["AdamW"].mean()),
+              "size_rejects": False}
+    parts = dict(zip(C12_PARTS, (mcnemar(sgd["middle"], sgd["none"]), mcnemar(sgd["middle"], sgd["full"]), masked),
+                     strict=True))
+    family = rules.holm_family({k: (v["p"], v["p_other"]) for k, v in parts.items()})
+    for k, v in parts.items():
+        state, v["p_holm"], _ = family[k]
+        alone = rules.part_beats(v["p"], v["p_other"]) if not math.isnan(v["p"]) else rules.UNDECIDED
+        v["no_size"] = alone  # the rule of 2026-12-01 to 2026-12-04: each part at α alone, no size
+        v["state"] = rules.REJECTED if v["size_rejects"] else state
+        v["unadjusted"] = rules.REJECTED if v["size_rejects"] else alone
+    return parts
 
 
 def mid_fit_lr(t_mem_by_lr: dict[float, float], steps: int) -> float:
@@ -201,14 +213,17 @@ def _c12_numbers(params: dict[str, Any], d: OptimizerDesign, P: Size, parts: dic
     numbers = {"profile": P.name, "seeds": len(d.seeds), "verdict": rules.combine({k: v["state"]
                                                                                    for k, v in parts.items()}),
                "old_rule_verdict": rule_history.verdict_c12(works, much_worse),  # before 2026-12-01, on means
-               "no_size_verdict": rules.combine({k: v.get("no_size", v["state"]) for k, v in parts.items()}),
+               "no_size_verdict": rules.combine({k: v["no_size"] for k, v in parts.items()}),
+               "unadjusted_verdict": rules.combine({k: v["unadjusted"] for k, v in parts.items()}),
                "size": rules.SIZE_WORKS, "hi_works": works_p["hi"],
                "hi_worse": worse_p["hi"], "diff_works": works_p["diff"], "diff_worse": worse_p["diff"],
                "window_works": works, "constant_much_worse": much_worse,
                "part_works": works_p["state"], "p_works": works_p["p"], "b_works": works_p["b"],
                "c_works": works_p["c"], "part_worse": worse_p["state"], "p_worse": worse_p["p"],
                "b_worse": worse_p["b"], "c_worse": worse_p["c"], "part_masked": masked_p["state"],
-               "p_masked": masked_p["p"], "sgd_edge": masked_p["sgd_edge"], "adamw_edge": masked_p["adamw_edge"],
+               "p_masked": masked_p["p"], "p_works_holm": works_p["p_holm"], "p_worse_holm": worse_p["p_holm"],
+               "p_masked_holm": masked_p["p_holm"],
+               "sgd_edge": masked_p["sgd_edge"], "adamw_edge": masked_p["adamw_edge"],
                "sgd_lr": sgd.lr, "sgd_window_lambda": sgd.window_lambda,
                "sgd_full_lambda": sgd.window_lambda * params["window_frac"], "adamw_lr": protos["AdamW"].lr,
                "adamw_window_lambda": protos["AdamW"].window_lambda, "criterion_lr": cal.chosen,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from critwin_lib import stats
+
 WORKS = 0.25  # a weight-decay schedule "works" when its mean final OOD is at least this above no weight decay
 MATCHES = 0.10  # C1: the window "matches" full-run weight decay when it is at most this below it
 C2_FACTOR = 5  # C2: the paper's 5-9x, lower end
@@ -47,6 +49,18 @@ def part_beats(p_greater: float, p_less: float, alpha: float = ALPHA) -> str:
     if p_greater < alpha:
         return HOLDS
     return REJECTED if p_less < alpha else UNDECIDED
+
+
+def holm_family(pairs: dict[str, tuple[float, float]], alpha: float = ALPHA) -> dict[str, tuple[str, float, float]]:
+    """Parts of one claim whose single rejecting part decides its verdict, held to α as a family: each part's
+    one-sided p in the paper's direction and in the other ({part: (p_holds, p_rejects)}) is Holm-adjusted within
+    its direction across the parts; a part holds at an adjusted p_holds < α and is rejected at an adjusted
+    p_rejects < α. Returns {part: (state, adjusted p_holds, adjusted p_rejects)}."""
+    names = list(pairs)
+    up = stats.holm([pairs[k][0] for k in names])
+    down = stats.holm([pairs[k][1] for k in names])
+    return {k: (part_beats(u, d, alpha) if not (math.isnan(u) or math.isnan(d)) else UNDECIDED, u, d)
+            for k, u, d in zip(names, up, down, strict=True)}
 
 
 def part_matches(lo: float, hi: float, margin: float = MARGIN, target: float = 0.0) -> str:
