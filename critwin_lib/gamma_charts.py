@@ -55,12 +55,12 @@ def edge_vs_gamma_chart(edges: pd.DataFrame, steps: int, title: str) -> alt.Laye
 
 
 def basin_chart(basin: pd.DataFrame, title: str, paper: pd.DataFrame | None = None) -> alt.LayerChart:
-    """Share of seeds reaching OOD > 0.5 per γ, with its exact binomial interval; `paper` (gamma, share)
-    as hollow squares. `basin`: gamma, share, share_lo, share_hi, reasoning, seeds, final_ood."""
+    """Share of seeds that reason (fitted, final OOD > 0.5) per γ, with its exact binomial interval; `paper`
+    (gamma, share) as hollow squares. `basin`: gamma, share, share_lo, share_hi, reasoning, seeds, final_ood."""
     X = alt.X("gamma:Q", title="init scale γ (std = γ·σ₀)", scale=alt.Scale(zero=False, padding=12))
-    Y = alt.Y("share:Q", title="seeds with final OOD > 0.5", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+    Y = alt.Y("share:Q", title="seeds that reason", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     bars = alt.Chart(basin).mark_errorbar(thickness=2, color=COLORS["window"]).encode(
-        x=X, y=alt.Y("share_lo:Q", title="seeds with final OOD > 0.5"), y2="share_hi:Q")
+        x=X, y=alt.Y("share_lo:Q", title="seeds that reason"), y2="share_hi:Q")
     pts = alt.Chart(basin).mark_line(point=alt.OverlayMarkDef(size=90), color=COLORS["window"]).encode(
         x=X, y=Y, tooltip=["gamma:Q", "reasoning:Q", "seeds:Q", alt.Tooltip("share_lo:Q", format=".2f"),
                            alt.Tooltip("share_hi:Q", format=".2f"), alt.Tooltip("final_ood:Q", format=".3f")])

@@ -7,6 +7,7 @@ registry moves to it, so the page keeps showing the look it has until the next o
 
     python scripts/paper_sweep.py C1 C2C3 C4            # the declared designs, windows first
     python scripts/paper_sweep.py C1 --seeds C1=22      # C1's second look
+    python scripts/paper_sweep.py C6C7 --profile quick --upcoming   # a design registered before its runs
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import argparse
 
 from critwin_lib import experiment
 from critwin_lib.claims import registry
+from critwin_lib.config import ConfigError
 
-STEMS = {"C1": "c01_critical_window", "C2C3": "c02_c03_budget_placement", "C4": "c04_sharp_onset"}
+STEMS = {"C1": "c01_critical_window", "C2C3": "c02_c03_budget_placement", "C4": "c04_sharp_onset",
+         "C6C7": "c06_c07_basin"}
 
 
 def order(spec: tuple) -> tuple:
@@ -26,12 +29,14 @@ def order(spec: tuple) -> tuple:
     return cond != "window", "quarter" in cond, spec[0].get("seed", 0)
 
 
-def configs(names: list[str], seeds: dict[str, int]) -> list:
-    """The runs of the named designs at the paper length, each once, in `order` within a design."""
+def configs(names: list[str], seeds: dict[str, int], profile: str = "paper", upcoming: bool = False) -> list:
+    """The runs of the named designs at `profile` (with `upcoming`: the designs registered there before their
+    runs, `Page.upcoming`), each once, in `order` within a design."""
     out, seen = [], set()
     for name in names:
         p = registry.page(STEMS[name])
-        params = registry.profile_defaults(p.notebook, "paper")
+        params = (registry.upcoming_defaults(p, profile) if upcoming
+                  else registry.profile_defaults(p.notebook, profile))
         if name in seeds:
             params["n_seeds"] = seeds[name]
         specs = p.design(**registry.design_params(params)).specs
@@ -49,6 +54,9 @@ def main() -> None:
     ap.add_argument("--seeds", action="append", default=[], metavar="DESIGN=N",
                     help="seeds per condition for a design (a later look than the registry's)")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--profile", default="paper", help="the profile whose designs to train (default: paper)")
+    ap.add_argument("--upcoming", action="store_true",
+                    help="train the designs registered before their runs (Page.upcoming) instead of the declared ones")
     args = ap.parse_args()
     seeds = {}
     for item in args.seeds:
@@ -56,7 +64,11 @@ def main() -> None:
         if name not in STEMS or not n.isdigit():
             ap.error(f"--seeds {item!r}: expected DESIGN=N with DESIGN one of {sorted(STEMS)}")
         seeds[name] = int(n)
-    experiment.sweep(configs(args.designs, seeds), "results", workers=args.workers)
+    try:
+        runs = configs(args.designs, seeds, args.profile, args.upcoming)
+    except ConfigError as e:
+        ap.error(str(e))
+    experiment.sweep(runs, "results", workers=args.workers)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from pathlib import Path
 from .conftest import REPO
 
 LIB = REPO / "critwin_lib"
-FAMILIES = {"calibration", "window_placement", "budget_placement", "window_onset", "init_scale", "rates",
+FAMILIES = {"calibration", "window_placement", "budget_placement", "window_onset", "init_scale", "basin", "rates",
             "instrumentation", "grokking", "scan_split", "depth", "optimizer", "relapse"}
 MAX_LINES = 420  # "no module over ~400 lines"
 

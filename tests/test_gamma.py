@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from critwin_lib import theory
-from critwin_lib.claims import core, init_scale, onsets, rates
+from critwin_lib.claims import basin, core, init_scale, onsets, rates
 from critwin_lib.config import ConfigError
 
 GAMMAS = [0.5, 0.7, 1.0, 1.1, 1.5]
@@ -53,11 +53,11 @@ def test_theory_cells_follow_the_run_fraction():
 @pytest.mark.parametrize("fn, params, match", [
     (init_scale.c05, {"n_seeds": 2, "gammas": [0.5, 0.5], "onset_fracs": [0.0], "window_frac": 0.25}, "gammas"),
     (init_scale.c05, {"n_seeds": 2, "gammas": [1.0], "onset_fracs": [0.9], "window_frac": 0.25}, "onsets"),
-    (init_scale.c06_c07, {"n_seeds": 2, "gammas": [0.7, 1.1], "windows": {"early": 0.0}, "window_frac": 0.25},
+    (basin.c06_c07, {"n_seeds": 2, "gammas": [0.7, 1.1], "windows": {"early": 0.0}, "window_frac": 0.25},
      "gammas"),
-    (init_scale.c06_c07, {"n_seeds": 2, "gammas": [0.5, 1.1], "windows": {"late": 0.9}, "window_frac": 0.25},
+    (basin.c06_c07, {"n_seeds": 2, "gammas": [0.5, 1.1], "windows": {"late": 0.9}, "window_frac": 0.25},
      "windows"),
-    (init_scale.c06_c07, {"n_seeds": 2, "gammas": [0.5, 1.1], "windows": [0.0], "window_frac": 0.25}, "windows"),
+    (basin.c06_c07, {"n_seeds": 2, "gammas": [0.5, 1.1], "windows": [0.0], "window_frac": 0.25}, "windows"),
     (rates.c10, {"n_seeds": 2, "rate_gammas": [1.0], "c5_n_seeds": 2, "c5_gammas": [0.5, 1.1],
                   "onset_fracs": [0.0], "window_frac": 0.25, "theory_seeds": 12}, "c5_gammas"),
     (rates.c10, {"n_seeds": 2, "rate_gammas": [1.0], "c5_n_seeds": 2, "c5_gammas": [1.0],
@@ -83,7 +83,7 @@ def test_bad_parameters_fail_before_any_training(tmp_path, fn, params, match):
     (0, 0, 4, "undecided"),  # 4 agreeing seeds exclude nothing
 ])
 def test_c6_part_reaches_each_state(b, c, n, state):
-    assert init_scale.c06_part(b, c, n) == state
+    assert basin.c06_part(b, c, n) == state
 
 
 def _basin(k, n=12):
@@ -97,13 +97,13 @@ def _basin(k, n=12):
     ([6, 6, 6, 6, 6], ("undecided", "undecided")),
 ])
 def test_c7_pools_the_moderate_range_against_each_extreme(k, parts):
-    got = init_scale.c07_parts(_basin(k))
+    got = basin.c07_parts(_basin(k))
     assert (got["beats the smallest γ"], got["beats the largest γ"]) == parts
 
 
 def test_c6_power_grows_with_seeds_and_is_low_at_the_papers_count():
-    p12, p24 = init_scale.c06_power(12), init_scale.c06_power(24)
-    assert 0.2 < p12 < 0.6 and p24 > p12 and init_scale.c06_power(4) == 0.0
+    p12, p24 = basin.c06_power(12), basin.c06_power(24)
+    assert 0.2 < p12 < 0.6 and p24 > p12 and basin.c06_power(4) == 0.0
 
 
 def _sweep_runs(reasoning_onsets: dict[float, list[list[int]]]) -> pd.DataFrame:

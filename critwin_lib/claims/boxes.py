@@ -98,7 +98,7 @@ def c05_box(n: dict[str, Any]) -> str:
 
 
 def c06_c07_box(n: dict[str, Any]) -> str:
-    """C6's and C7's box (`init_scale.c06_c07`): the reasoning basin against the init scale."""
+    """C6's and C7's box (`basin.c06_c07`): the reasoning basin against the init scale."""
     gammas = sorted(float(k[3:].replace("p", ".")) for k in n if k.startswith("k_g"))
     key = {g: f"g{g:g}".replace(".", "p") for g in gammas}
     shares = ", ".join(f"γ {g:g}: {_seeds(n[f'k_{key[g]}'], n[f'n_{key[g]}'])}" for g in gammas)

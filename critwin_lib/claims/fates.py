@@ -26,6 +26,7 @@ from critwin_lib.claims.core import FATES, fate
 POWER_DRAWS = 10_000
 METRICS = {"final": "final_ood", "max over training": "max_ood", "when the window closes": "close_ood"}
 FITTED = "final"  # the rule's own row: reasoning needs the training set fitted (since 2026-12-06 on every page)
+REASONS_FITTED = "final OOD > 0.5, training set fitted"  # the fate rule's reasoning, as a sensitivity row says it
 WHATEVER_FIT = "final, fitted or not"  # the rule before 2026-12-06, a sensitivity row: OOD accuracy alone
 CHANCE_OOD = 0.15  # the paper's chance level on (4, 3)
 

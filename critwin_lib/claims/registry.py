@@ -13,6 +13,7 @@ from typing import Any
 
 from critwin_lib import config, paths, protocol, store
 from critwin_lib.claims import (
+    basin,
     budget_placement,
     calibration,
     depth,
@@ -45,6 +46,9 @@ class Page:
     at_profile: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     earlier: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # a profile's parameters before its
     # design there last changed (the paper length's protocol): the page reads those runs too and says what they said
+    upcoming: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # a design registered before its runs
+    # (a profile's parameters that replace the page's there once its runs are stored; scripts/paper_sweep.py
+    # --upcoming trains it): until then the page states its rule and keeps reading the design it has
 
     @property
     def notebook(self) -> Path:
@@ -78,6 +82,11 @@ HALF_RUN_C1 = HALF_RUN.claim_params() | {"window_start_frac": HALF_RUN.middle_st
 HALF_RUN_C2_C3 = HALF_RUN.claim_params() | {"placements": HALF_RUN.placements()}
 HALF_RUN_C4 = HALF_RUN.claim_params() | {"onset_fracs": HALF_RUN.onset_fracs()}
 
+# C6/C7's design registered on 2026-12-06, before its runs: three windows at every γ (early, middle, late) and no
+# weight decay, 16 seeds, γ 0.25 added below the paper's range; the rules read each seed's share over the windows.
+BASIN_POOLED = {"n_seeds": 16, "gammas": [0.25, 0.5, 0.7, 1.0, 1.1, 1.5],
+                "windows": {"middle": 0.375, "early": 0.0, "late": 0.75}, "pooled": True, "none": True}
+
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
     Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01,
@@ -92,7 +101,7 @@ PAGES = (
          {"paper": PAPER_LENGTH | HALF_RUN_C4 | {"n_seeds": 8, "cliff_fracs": []}}),  # coarse edge, where it is
     Page("c04b_window_vs_fitting", ("C4b",), window_onset.c04b_design, window_onset.c04b),
     Page("c05_init_scale_window", ("C5",), init_scale.c05_design, init_scale.c05),
-    Page("c06_c07_basin", ("C6", "C7"), init_scale.c06_c07_design, init_scale.c06_c07),
+    Page("c06_c07_basin", ("C6", "C7"), basin.c06_c07_design, basin.c06_c07, upcoming={"quick": BASIN_POOLED}),
     Page("c08_grokking", ("C8",), grokking.c08_design, grokking.c08),
     Page("c09_scan", ("C9",), scan_split.c09_design, scan_split.c09),
     Page("c10_two_timescales", ("C10",), rates.c10_design, rates.c10),
@@ -147,6 +156,15 @@ def profile_defaults(path: Path, profile: str | None = None, earlier: bool = Fal
     p = BY_STEM.get(path.stem)
     declared = (p.earlier if earlier else p.at_profile).get(profile, {}) if p else {}
     return {**d, "profile": profile, **declared}
+
+
+def upcoming_defaults(p: Page, profile: str) -> dict[str, Any]:
+    """Page `p`'s parameters at `profile` under the design it has registered there before its runs
+    (`Page.upcoming`); a page with none there is an error."""
+    if profile not in p.upcoming:
+        raise config.ConfigError(f"upcoming: {p.stem} registers no upcoming design at profile {profile!r}; "
+                                 f"it has one at {sorted(p.upcoming) or 'none'}")
+    return {**profile_defaults(p.notebook, profile), **p.upcoming[profile]}
 
 
 def design_at(p: Page, profile: str, earlier: bool = False) -> Design:

@@ -1,0 +1,117 @@
+"""C6/C7's basin read over three windows (`basin`, the design registered before its runs): each seed's basin
+share, the seed-level tests, C7's Holm family, the power of the design, bad input before any training, and the
+registry's upcoming design that the sweep script trains."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from critwin_lib.claims import basin, registry
+from critwin_lib.config import ConfigError
+
+WINDOWS = ("middle", "early", "late")
+
+
+def _runs(reasons: dict[float, list[tuple[int, int, int]]]) -> pd.DataFrame:
+    """Window runs: reasons[γ][seed] = (middle, early, late), 1 when the seed reasons under that window."""
+    return pd.DataFrame([{"window": w, "gamma": g, "seed": s, "fate": "reasoning" if ok else "memorizing"}
+                         for g, seeds in reasons.items() for s, flags in enumerate(seeds)
+                         for w, ok in zip(WINDOWS, flags, strict=True)])
+
+
+def test_a_seeds_basin_share_is_the_share_of_windows_where_it_reasons():
+    runs = _runs({0.5: [(1, 0, 0), (1, 1, 1)], 1.1: [(0, 0, 0), (1, 1, 0)]})
+    runs = pd.concat([runs, pd.DataFrame([{"window": basin.NONE, "gamma": 0.5, "seed": 0, "fate": "reasoning"}])])
+    s = basin.seed_shares(runs)
+    assert s.loc[0, 0.5] == pytest.approx(1 / 3) and s.loc[1, 0.5] == 1 and s.loc[1, 1.1] == pytest.approx(2 / 3)
+    missing = runs[~((runs["gamma"] == 1.1) & (runs["seed"] == 0) & (runs["window"] == "late"))]
+    assert math.isnan(basin.seed_shares(missing).loc[0, 1.1])  # a seed without all windows sits out at that γ
+
+
+@pytest.mark.parametrize("small, ref, state", [
+    ([(0, 0, 1)] * 8, [(1, 1, 1)] * 8, "holds"),  # every seed's share higher at γ 1.1: p = 1/256
+    ([(1, 1, 1)] * 8, [(0, 0, 1)] * 8, "rejected"),  # the reverse
+    ([(1, 0, 0), (0, 1, 0)] * 4, [(1, 0, 0), (0, 1, 0)] * 4, "rejected"),  # no difference, interval below the gap
+    ([(0, 0, 0)] * 2 + [(1, 1, 1)] * 2, [(1, 1, 1)] * 2 + [(0, 0, 0)] * 2, "undecided"),  # 4 seeds, wide interval
+])
+def test_c6_pooled_reaches_each_state(small, ref, state):
+    got = basin.c06_pooled(basin.seed_shares(_runs({0.5: small, 1.1: ref})))
+    assert got["state"] == state and got["n"] == len(small)
+
+
+def test_c7_pooled_parts_are_one_holm_family_against_each_end():
+    n = 6
+    top, bottom = [(1, 1, 1)] * n, [(0, 0, 0)] * n
+    clear = basin.c07_pooled(basin.seed_shares(_runs({0.25: bottom, 0.5: bottom, 1.1: top, 1.5: bottom})))
+    assert [clear[k]["state"] for k in basin.C7_PARTS] == ["holds", "holds"]
+    assert clear[basin.C7_PARTS[0]]["p_holm"] == pytest.approx(2 / 64)  # 1/64 twice over
+    assert (clear[basin.C7_PARTS[0]]["gamma"], clear[basin.C7_PARTS[1]]["gamma"]) == (0.25, 1.5)
+    one = basin.c07_pooled(basin.seed_shares(_runs({0.25: bottom[:5], 1.1: top[:5], 1.5: top[:5]})))
+    # 5 seeds: p = 1/32 alone, 1/16 after Holm: the moderate γ does not beat the smallest at the family's level
+    assert one[basin.C7_PARTS[0]]["p"] == pytest.approx(1 / 32) and one[basin.C7_PARTS[0]]["state"] == "undecided"
+    assert one[basin.C7_PARTS[1]]["state"] == "undecided"
+    reversed_ = basin.c07_pooled(basin.seed_shares(_runs({0.25: top, 1.1: bottom, 1.5: top})))
+    assert [reversed_[k]["state"] for k in basin.C7_PARTS] == ["rejected", "rejected"]
+    no_end = basin.c07_pooled(basin.seed_shares(_runs({0.7: top, 1.1: top})))
+    assert {v["state"] for v in no_end.values()} == {"undecided"}  # both ends are moderate
+
+
+def test_the_pooled_design_sees_the_papers_gap_and_pooling_helps_only_when_windows_differ():
+    independent = basin.pooled_power(16, draws=300)
+    agree = basin.pooled_power(16, draws=300, agree=True)
+    assert agree <= independent and independent > 0.8
+    assert basin.pooled_power(4, draws=200) == 0.0  # 4 seeds cannot reach p < 0.05 on a sign-flip test
+
+
+def test_observed_power_resamples_seeds_with_all_their_runs():
+    runs = _runs({0.25: [(0, 0, 0)] * 8, 0.5: [(0, 0, 1)] * 8, 1.1: [(1, 1, 1)] * 8, 1.5: [(0, 1, 0)] * 8})
+    seen = basin.observed_power(runs, draws=50)
+    assert seen == {"c6": 1.0, "c7": 1.0}  # every seed the same: every resample decides the same way
+
+
+def test_pooled_table_gives_each_gammas_mean_share_and_counts_per_window():
+    runs = _runs({0.5: [(1, 0, 0)] * 4, 1.1: [(1, 1, 1)] * 4})
+    t = basin.pooled_table(runs, [0.5, 1.1]).set_index("gamma")
+    assert t.loc[0.5, "share"] == pytest.approx(1 / 3) and t.loc[1.1, "share"] == 1
+    assert (t.loc[0.5, "k middle"], t.loc[0.5, "k early"], t.loc[1.1, "k late"]) == (4, 0, 4)
+    assert np.isfinite(t["share_lo"]).all() and "std" in t
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"windows": {"middle": 0.375}, "pooled": True}, "windows"),  # pooling one window
+    ({"windows": {"none": 0.375, "early": 0.0}}, "windows"),  # the name of the runs without weight decay
+    ({"pooled": "yes"}, "pooled"),
+    ({"none": 1}, "none"),
+])
+def test_bad_pooled_design_fails_before_any_training(tmp_path, params, match):
+    base = {"n_seeds": 2, "gammas": [0.5, 1.1], "windows": {"middle": 0.375, "early": 0.0}, "window_frac": 0.25}
+    with pytest.raises(ConfigError, match=f"^{match}"):
+        basin.c06_c07(profile="smoke", results_dir=str(tmp_path / "results"), **{**base, **params})
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_registered_design_has_three_windows_and_none_at_every_gamma():
+    p = registry.page("c06_c07_basin")
+    params = registry.upcoming_defaults(p, "quick")
+    d = p.design(**registry.design_params(params))
+    assert d.pooled and d.none and list(d.windows) == ["middle", "early", "late"]
+    assert len(d.specs) == 16 * 6 * 4 and 0.25 in d.gammas
+    current = registry.design_at(p, "quick")
+    assert not current.pooled and len(current.specs) == 12 * 5 * 2  # the page reads its design until the runs land
+    with pytest.raises(ConfigError, match="^upcoming"):
+        registry.upcoming_defaults(p, "paper")
+
+
+@pytest.mark.slow
+def test_the_pooled_page_reads_every_window_and_keeps_the_one_window_verdicts(tmp_path):
+    r = basin.c06_c07(profile="smoke", n_seeds=2, gammas=[0.5, 1.1], window_frac=0.25, pooled=True, none=True,
+                      windows={"middle": 0.375, "early": 0.0, "late": 0.75}, results_dir=str(tmp_path / "results"),
+                      workers=0)
+    n = r.numbers
+    assert {"one_window_verdict", "one_window_verdict_c7", "pooled_diff", "observed_power"} <= set(n)
+    assert set(r.pooled["gamma"]) == {0.5, 1.1} and "k none" in r.pooled
+    assert r.sensitivity["rule"].sum() == 1 and r.sensitivity.loc[r.sensitivity["rule"], "window"].item().startswith(
+        "pooled")
+    assert {row["verdict"] for row in r.rows} <= {"reproduced", "partly reproduced", "not reproduced", "inconclusive"}
