@@ -143,3 +143,42 @@ def test_c10_sensitivity_table_applies_the_rule_to_every_regime():
     assert t.loc[rates.ADAMW, "verdict"] == "not reproduced" and not t.loc[rates.ADAMW, "the rule's"]
     assert t.loc[rates.sgd_label(0.003), "verdict"] == "inconclusive"
     assert t["seeds per γ"].tolist() == [3, 2, 2]
+
+
+def test_c10_sensitivity_table_applies_the_check_to_the_rules_row_only():
+    import pandas as pd
+
+    def fit(x):
+        return {"exponent": x, "lo": x - 0.2, "hi": x + 0.2, "n_gammas": 7}
+
+    check = rates.sgd_label(0.001)
+    by_regime = {rates.SGD: {"memorization": fit(0.0), "reasoning": fit(2.0)},
+                 check: {"memorization": fit(0.05), "reasoning": fit(0.9)}}
+    runs = pd.DataFrame({"regime": [rates.SGD, check], "seed": [0, 0]})
+    t = rates.regime_table(by_regime, runs, check).set_index("regime")
+    assert t.loc[rates.SGD, "verdict"] == "inconclusive"  # reasoning moves at a third of the lr: undecided
+    assert t.loc[check, "verdict"] == "partly reproduced"  # read alone, its exponents decide
+
+
+@pytest.mark.parametrize("kw", [{"check_lr": 0.01}, {"check_lr": 0.02}, {"check_lr": -0.001}])
+def test_c10_check_lr_must_be_a_smaller_learning_rate(tmp_path, kw):
+    params = {"n_seeds": 2, "rate_gammas": [1.0], "c5_n_seeds": 2, "c5_gammas": [1.0], "onset_fracs": [0.0],
+              "window_frac": 0.25, "theory_seeds": 12, "sgd_lr": 0.01}
+    with pytest.raises(ConfigError, match="^check_lr"):
+        rates.c10(profile="smoke", results_dir=str(tmp_path / "results"), **params, **kw)
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_upcoming_designs_add_only_their_own_runs():
+    from critwin_lib.claims import registry
+
+    c10 = registry.page("c10_two_timescales")
+    d = c10.design(**registry.design_params(registry.upcoming_defaults(c10, "quick")))
+    regimes = {m["regime"] for m, _ in d.rate_specs}
+    assert d.sgd_lr == 0.003 and d.check_lr == 0.001 and {rates.sgd_label(0.001), rates.sgd_label(0.01)} <= regimes
+    per = {r: sum(m["regime"] == r for m, _ in d.rate_specs) for r in regimes}
+    assert per[rates.SGD] == per[rates.sgd_label(0.001)] == per[rates.sgd_label(0.01)] == 7 * 12
+    c1 = registry.page("c01_critical_window")
+    now = registry.design_at(c1, "quick").keys
+    later = c1.design(**registry.design_params(registry.upcoming_defaults(c1, "quick"))).keys
+    assert set(now) < set(later) and len(set(later) - set(now)) == 48  # the quarter-budget window, 48 seeds

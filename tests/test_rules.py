@@ -270,3 +270,20 @@ def test_holm_family_holds_a_part_alone_significant_to_the_familys_level():
     assert fam["c"][0] == "rejected" and fam["c"][2] == pytest.approx(0.003)
     assert r.holm_family({"a": (0.01, 0.9)})["a"][0] == "holds"  # a family of one is the part alone
     assert r.holm_family({"a": (math.nan, math.nan), "b": (0.001, 0.9)})["a"][0] == "undecided"
+
+
+def test_c10_parts_with_the_check_are_decided_only_where_a_third_of_the_lr_keeps_the_exponent():
+    def e(x, half=0.2):
+        return {"exponent": x, "lo": x - half, "hi": x + half}
+
+    mem, rea = rules.C10_PARTS
+    read = (e(0.0), e(2.0))
+    assert rules.c10_parts(*read, check=(e(0.1), e(1.9))) == {mem: rules.HOLDS, rea: rules.HOLDS}
+    assert rules.c10_parts(*read, check=(e(0.1), e(0.8))) == {mem: rules.HOLDS, rea: rules.UNDECIDED}
+    far = (e(1.5), e(3.5))  # both rejected alone ...
+    assert set(rules.c10_parts(*far).values()) == {rules.REJECTED}
+    # ... and undecided when a third of the learning rate moves them: the runs are not in the theory's regime
+    assert set(rules.c10_parts(*far, check=(e(0.5), e(1.0))).values()) == {rules.UNDECIDED}
+    nan = {"exponent": math.nan, "lo": math.nan, "hi": math.nan}
+    assert not rules.c10_lr_stable(e(2.0), nan) and rules.c10_lr_stable(e(2.0), e(2.2))
+    assert rules.combine(rules.c10_parts(*read, check=(e(0.1), e(0.8)))) == "inconclusive"

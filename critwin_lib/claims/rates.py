@@ -51,14 +51,17 @@ class RatesDesign(Design):
     c5_seeds: list[int]
     onsets: list[int]
     sgd_lr: float  # the rule's regime: plain SGD at this learning rate
+    check_lr: float = 0.0  # the rule's check (since 2026-12-06): plain SGD at a third of it; 0: no check
 
 
 def c10_design(*, profile: str, n_seeds: int, rate_gammas: list, c5_n_seeds: int, c5_gammas: list,
                onset_fracs: list, window_frac: float, theory_seeds: int, sgd_lr: float = 0.01,
-               adamw_n_seeds: int = 0, sensitivity_lrs: list | None = None, protocol_name: str = "") -> RatesDesign:
-    """C10's runs: the short rate runs at every γ of `rate_gammas` under plain SGD at `sgd_lr` (n_seeds) and under
-    the protocol's AdamW (adamw_n_seeds; 0: n_seeds), plain SGD at each of `sensitivity_lrs` (adamw_n_seeds:
-    the sensitivity table's other learning rates), and C5's onset sweep (its edges)."""
+               adamw_n_seeds: int = 0, sensitivity_lrs: list | None = None, protocol_name: str = "",
+               check_lr: float = 0.0, other_n_seeds: int = 0) -> RatesDesign:
+    """C10's runs: the short rate runs at every γ of `rate_gammas` under plain SGD at `sgd_lr` and, with
+    `check_lr`, at that smaller learning rate (the rule's check; n_seeds each), under the protocol's AdamW
+    (adamw_n_seeds; 0: n_seeds), plain SGD at each of `sensitivity_lrs` (other_n_seeds; 0: adamw_n_seeds), and
+    C5's onset sweep (its edges)."""
     P = get_profile(profile)
     protocol_name = protocol.resolve(protocol_name, P)
     seeds = P.seeds(n_seeds)
@@ -69,21 +72,29 @@ def c10_design(*, profile: str, n_seeds: int, rate_gammas: list, c5_n_seeds: int
                                  f"got {c5_gammas}")
     checks.count(theory_seeds, "theory_seeds")
     checks.positive_number(sgd_lr, "sgd_lr")
+    if check_lr != 0.0:
+        checks.positive_number(check_lr, "check_lr")
+        if not check_lr < sgd_lr:
+            raise config.ConfigError(f"check_lr: must be below sgd_lr {sgd_lr:g} (the rule's check is a smaller "
+                                     f"learning rate), got {check_lr!r}")
     protocol.get_protocol(protocol_name, "protocol_name")
     c5_seeds = P.seeds(c5_n_seeds)
     grid = onset_grid(P, onset_fracs)
     few = P.seeds(adamw_n_seeds, "adamw_n_seeds") if adamw_n_seeds else seeds
+    others = P.seeds(other_n_seeds, "other_n_seeds") if other_n_seeds else few
     other_lrs = (checks.positive_numbers(sensitivity_lrs, "sensitivity_lrs", "positive learning rates")
                  if sensitivity_lrs not in (None, []) else [])
-    regimes = {SGD: (sgd_lr, seeds), ADAMW: (None, few),
-               **{sgd_label(lr): (lr, few) for lr in other_lrs if lr != sgd_lr}}
+    regimes = {SGD: (sgd_lr, seeds), **({sgd_label(check_lr): (check_lr, seeds)} if check_lr else {}),
+               ADAMW: (None, few), **{sgd_label(lr): (lr, others) for lr in other_lrs if lr not in (sgd_lr, check_lr)}}
     rate_specs = [({"regime": r, "gamma": g, "seed": s}, rate_run(P, s, g, protocol_name, lr))
                   for r, (lr, rs) in regimes.items() for g in rate_gammas for s in rs]
     specs = rate_specs + onsets.gamma_specs(P, c5_seeds, c5_gammas, protocol_name, grid, window_frac)
-    summary = (f"profile {P.name}: {len(rate_specs)} rate runs ({len(seeds)} seeds per γ under plain SGD, "
-               f"{len(few)} under AdamW and at each other lr), C5's sweep at {len(c5_seeds)} seeds per cell")
+    checked = f" and at lr {check_lr:g}, the rule's check" if check_lr else ""
+    summary = (f"profile {P.name}: {len(rate_specs)} rate runs ({len(seeds)} seeds per γ under plain SGD at lr "
+               f"{sgd_lr:g}{checked}, {len(few)} under AdamW, {len(others)} at each other lr), C5's sweep at "
+               f"{len(c5_seeds)} seeds per cell")
     return RatesDesign(specs, summary, seeds, rate_specs, rate_gammas, c5_gammas, c5_seeds, grid, sgd_lr,
-                       protocol=protocol_name)
+                       check_lr, protocol=protocol_name)
 
 
 @dataclass
@@ -101,12 +112,16 @@ class RatesResult(ClaimResult):
     steps: int
 
 
-def regime_table(by_regime: dict[str, dict[str, dict[str, float]]], rates: pd.DataFrame) -> pd.DataFrame:
+def regime_table(by_regime: dict[str, dict[str, dict[str, float]]], rates: pd.DataFrame,
+                 check: str | None = None) -> pd.DataFrame:
     """The rule's parts and verdict on each regime's exponents (plain SGD at the rule's and other learning
-    rates, AdamW): does the regime or the learning rate decide the verdict? The rule's row is marked."""
+    rates, AdamW): does the regime or the learning rate decide the verdict? The rule's row is marked; with
+    `check` (the regime at a third of the rule's learning rate) the rule's row applies the check
+    (`rules.c10_parts`), the others read their exponents alone."""
     rows = []
     for regime, f in by_regime.items():
-        parts = rules.c10_parts(f["memorization"], f["reasoning"])
+        smaller = (by_regime[check]["memorization"], by_regime[check]["reasoning"]) if check and regime == SGD else None
+        parts = rules.c10_parts(f["memorization"], f["reasoning"], smaller)
         rows.append({"regime": regime, "the rule's": regime == SGD,
                      "seeds per γ": int(rates.loc[rates["regime"] == regime, "seed"].nunique()),
                      "memorization k": _fmt(f["memorization"]), "reasoning k": _fmt(f["reasoning"]),
@@ -170,7 +185,8 @@ def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     fetch(d.specs, results_dir, train_missing, workers)  # every run at once (in parallel)
     rate_hist, _ = fetch(d.rate_specs, results_dir, train_missing, workers, fates=False)
     rates, by_regime = _measured_rates(rate_hist, d.rate_gammas, P.warmup_steps)
-    sensitivity = regime_table(by_regime, rates)
+    check = sgd_label(d.check_lr) if d.check_lr else None
+    sensitivity = regime_table(by_regime, rates, check)
     rule_row = sensitivity[sensitivity["the rule's"]].iloc[0]
     parts = {name: str(rule_row[name]) for name in rules.C10_PARTS}
     model = theory.RateModel()
@@ -179,6 +195,11 @@ def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                             train_missing, workers)
     ov = _overlay(model, c5.edges, d.c5_gammas, params["window_frac"], n_theory, P.steps)
     numbers = _c10_numbers(d, P, str(rule_row["verdict"]), parts, by_regime, sensitivity, th_rates, ov, n_theory)
+    if check:  # where the check leaves each part (the exponent at a third of the learning rate inside the interval?)
+        numbers.update({"check_lr": d.check_lr, **{f"check_{s}_stable": rules.c10_lr_stable(
+            by_regime[SGD][k], by_regime[check][k]) for s, k in (("mem", "memorization"), ("rea", "reasoning"))},
+            "unchecked_verdict": rules.combine(rules.c10_parts(by_regime[SGD]["memorization"],
+                                                               by_regime[SGD]["reasoning"]))})
     row = _c10_row(numbers, len(d.seeds))
     placements = theory.placement_counts(model, d.rate_gammas, n_theory)
     place = pd.DataFrame([{"placement": n, "gamma": g, "reasoning": int(c), "seeds": n_theory}

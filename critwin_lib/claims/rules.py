@@ -135,12 +135,27 @@ def verdict_c09(learned: bool, best_test: float) -> str:
 C10_PARTS = ("memorization rate Θ(1) in γ", "reasoning rate Θ(γ²)")
 
 
-def c10_parts(mem: dict[str, float], rea: dict[str, float]) -> dict[str, str]:
-    """C10's parts on the γ-exponents of the transformer's early rates (dicts with lo, hi): memorization's
-    exponent is 0 and reasoning's is 2, each within ± C10_FLAT (`part_matches` on their 95 % intervals);
-    `combine` turns them into the verdict."""
-    return {C10_PARTS[0]: part_matches(mem["lo"], mem["hi"], C10_FLAT, target=0.0),
-            C10_PARTS[1]: part_matches(rea["lo"], rea["hi"], C10_FLAT, target=2.0)}
+def c10_parts(mem: dict[str, float], rea: dict[str, float],
+              check: tuple[dict[str, float], dict[str, float]] | None = None) -> dict[str, str]:
+    """C10's parts on the γ-exponents of the transformer's early rates (dicts with exponent, lo, hi):
+    memorization's exponent is 0 and reasoning's is 2, each within ± C10_FLAT (`part_matches` on their 95 %
+    intervals); `combine` turns them into the verdict. With `check` (the same exponents at a learning rate three
+    times smaller, the rule of 2026-12-06): a part is decided only where its exponent there lies inside the
+    interval read (`c10_lr_stable`); otherwise the runs are not near the theory's gradient flow and it is undecided."""
+    parts = {C10_PARTS[0]: part_matches(mem["lo"], mem["hi"], C10_FLAT, target=0.0),
+             C10_PARTS[1]: part_matches(rea["lo"], rea["hi"], C10_FLAT, target=2.0)}
+    if check is not None:
+        for name, read, smaller in zip(C10_PARTS, (mem, rea), check, strict=True):
+            if not c10_lr_stable(read, smaller):
+                parts[name] = UNDECIDED
+    return parts
+
+
+def c10_lr_stable(read: dict[str, float], smaller: dict[str, float]) -> bool:
+    """Under a gradient flow a smaller learning rate slows every rate alike and leaves its γ-exponent unchanged: the
+    exponent at a third of the learning rate lies inside the 95 % interval of the one read."""
+    e = smaller["exponent"]
+    return not math.isnan(e) and not math.isnan(read["lo"]) and read["lo"] <= e <= read["hi"]
 
 
 C13_DIRECTION = {"ci/wq1": 1, "srank/embed": -1, "order/embed": 1, "align/embed_resid": 1}  # reasoning vs memorizing
