@@ -49,3 +49,62 @@ def test_the_ladder_climbs_only_past_a_failed_rung_and_says_when_a_rung_is_not_s
     outcomes.update({3.0: 2, 6.0: 1})
     check = decay_check.read("quick", str(tmp_path))
     assert check.multiplier is None and len(check.table) == 3 and "No rung of the ladder passes" in check.text()
+
+
+def test_the_decay_sets_rows_run_the_windows_and_full_run_decay_and_share_no_weight_decay():
+    from critwin_lib.claims import budget_placement, window_placement
+
+    base = {"profile": "quick", "gamma": 1.0, "window_frac": 0.25, "window_lambda": 0.0}
+    c1 = window_placement.c01_design(**base, n_seeds=16, window_start_frac=0.375, slider_starts=[], looks=[16, 32],
+                                     decay_protocol="mid-fit-paper-decay", decay_n_seeds=4)
+    decayed = [(m["condition"], m["seed"]) for m, _ in c1.specs if m["protocol"] == "mid-fit-paper-decay"]
+    assert sorted({c for c, _ in decayed}) == ["full, equal budget", "window"] and len(decayed) == 8
+    c23 = budget_placement.c02_c03_design(**base, n_seeds=16, placements={"early": 0.0, "middle": 0.375,
+                                                                          "late": 0.75}, span=[], looks=[16, 32],
+                                          first_seed=2, decay_protocol="mid-fit-paper-decay", decay_n_seeds=4)
+    decayed = [(m["condition"], m["seed"]) for m, _ in c23.specs if m["protocol"] == "mid-fit-paper-decay"]
+    assert sorted({c for c, _ in decayed}) == ["early", "late", "middle"] and {s for _, s in decayed} == {2, 3, 4, 5}
+    window = {experiment.run_key(cfg) for m, cfg in c1.specs if m["condition"] == "window"}
+    middle = {experiment.run_key(cfg) for m, cfg in c23.specs if m["condition"] == "middle"}
+    assert window & middle  # the C1 window is C2/C3's middle placement: one run serves both pages
+
+
+@pytest.mark.parametrize("kw, match", [({"decay_protocol": "mid-fit"}, "decay_protocol"),
+                                       ({"decay_protocol": "mid-fit-matrices"}, "decay_protocol"),
+                                       ({"decay_protocol": "nope"}, "decay_protocol"),
+                                       ({"decay_protocol": "mid-fit-paper-decay", "decay_n_seeds": -1},
+                                        "decay_n_seeds")])
+def test_a_bad_decay_row_stops_before_any_run(tmp_path, kw, match):
+    from critwin_lib.claims import window_placement
+
+    with pytest.raises(config.ConfigError, match=f"^{match}"):
+        window_placement.c01(profile="smoke", n_seeds=2, gamma=1.0, window_start_frac=0.375, window_frac=0.25,
+                             window_lambda=0.0, slider_starts=[], results_dir=str(tmp_path / "results"), **kw)
+    assert not (tmp_path / "results").exists()
+
+
+def test_no_weight_decay_counts_under_the_decay_set_for_its_seeds_and_its_verdict_is_glued():
+    from critwin_lib.claims import placement_design
+
+    runs = pd.DataFrame({"protocol": ["a", "a", "a", "b"], "condition": ["none", "none", "window", "window"],
+                         "seed": [0, 1, 0, 0]})
+    out = placement_design.with_shared_none(runs, "a", "b")
+    assert len(out) == 5 and out[(out["protocol"] == "b") & (out["condition"] == "none")]["seed"].tolist() == [0]
+    assert placement_design.with_shared_none(runs, "a", "") is runs
+    sens = pd.DataFrame({"protocol": ["a", "b"], "metric": ["final", "final"], "onset": ["as the claim"] * 2,
+                         "verdict": ["reproduced", "inconclusive"]})
+    assert placement_design.decay_numbers(sens, "b", "reproduced", "c2_") == {"c2_decay_verdict": "inconclusive",
+                                                                             "c2_decay_differs": True}
+    assert placement_design.decay_numbers(sens, "", "reproduced", "") == {}
+
+
+@pytest.mark.slow
+def test_the_c1_page_reads_the_decay_sets_row_at_smoke(tmp_path):
+    from critwin_lib.claims import window_placement
+
+    r = window_placement.c01(profile="smoke", n_seeds=2, gamma=1.0, window_start_frac=0.375, window_frac=0.25,
+                             window_lambda=0.0, slider_starts=[], results_dir=str(tmp_path / "results"), workers=0,
+                             decay_protocol="mid-fit-paper-decay", decay_n_seeds=2)
+    rows = r.sensitivity[r.sensitivity["protocol"] == "mid-fit-paper-decay"]
+    assert len(rows) >= 1 and (rows["seeds"] == 2).all()  # none borrowed: the comparisons have both seeds
+    assert r.numbers["decay_verdict"] in ("reproduced", "partly reproduced", "not reproduced", "inconclusive")

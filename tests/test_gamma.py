@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from critwin_lib import theory
+from critwin_lib import experiment, theory
 from critwin_lib.claims import basin, core, init_scale, onsets, rates
 from critwin_lib.config import ConfigError
 
@@ -179,6 +179,9 @@ def test_the_upcoming_designs_add_only_their_own_runs():
     per = {r: sum(m["regime"] == r for m, _ in d.rate_specs) for r in regimes}
     assert per[rates.SGD] == per[rates.sgd_label(0.001)] == per[rates.sgd_label(0.01)] == 7 * 12
     c1 = registry.page("c01_critical_window")
-    now = registry.design_at(c1, "quick").keys
-    later = c1.design(**registry.design_params(registry.upcoming_defaults(c1, "quick"))).keys
-    assert set(now) < set(later) and len(set(later) - set(now)) == 48  # the quarter-budget window, 48 seeds
+    now = registry.design_at(c1, "quick")
+    later = c1.design(**registry.design_params(registry.upcoming_defaults(c1, "quick")))
+    assert set(now.keys) < set(later.keys)
+    added = [m for m, cfg in later.specs if experiment.run_key(cfg) not in set(now.keys)]
+    assert sum(m["condition"] == "window, quarter budget" for m in added) == 48  # the quarter-budget window
+    assert sum(m["protocol"] == "mid-fit-paper-decay" for m in added) == 64  # the decay set: window, full × 32

@@ -23,10 +23,13 @@ from critwin_lib.claims.placement_design import (
     build_design,
     check_fitted,
     close_steps,
+    decay_lambdas,
+    decay_numbers,
     planned_looks,
     size_part,
     window_lambdas,
     with_rule_fates,
+    with_shared_none,
 )
 from critwin_lib.sizes import get_profile
 
@@ -60,16 +63,19 @@ def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict
                    window_lambda: float, span: list, onset_seeds: int = 0, onset_fracs: list | None = None,
                    alt_protocol: str = "", alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
                    protocol_name: str = "", looks: list | None = None, first_seed: int = 0,
-                   fitted_reasoning: bool = True, sequential_c3: bool = False) -> PlacementDesign:
+                   fitted_reasoning: bool = True, sequential_c3: bool = False, decay_protocol: str = "",
+                   decay_window_lambda: float = 0.0, decay_n_seeds: int = 0) -> PlacementDesign:
     """C2/C3's runs: the same budget Σλ in an early, a middle and a late window and over the paper's
     2,500-17,500 span scaled (`span`; [] leaves it out), against no weight decay (n_seeds from `first_seed`);
     the same window at the other onsets of `onset_fracs` (onset_seeds) and the placements under `alt_protocol`
-    (alt_n_seeds), for the sensitivity table. n_seeds is one of C2's sequential design's `looks` (and C3's, with
-    `sequential_c3`)."""
+    (alt_n_seeds) and, with `decay_protocol`, the three placements under the paper's decay set (decay_n_seeds from
+    `first_seed`; its no-weight-decay runs are the page's), for the sensitivity table. n_seeds is one of C2's
+    sequential design's `looks` (and C3's, with `sequential_c3`)."""
     P = get_profile(profile)
     planned = planned_looks(looks, n_seeds, P)
     protocol_name = protocol.resolve(protocol_name, P)
     lams = window_lambdas(protocol_name, alt_protocol, alt_window_lambda, window_lambda)
+    lams |= decay_lambdas(decay_protocol, decay_window_lambda, protocol_name)
     places = checks.placements(placements, window_frac, ("early", "middle", "late"))
     fitted_reasoning = check_fitted(fitted_reasoning)
     checks.flag(sequential_c3, "sequential_c3")
@@ -78,12 +84,17 @@ def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict
     seeds = {protocol_name: P.seeds(n_seeds, first=first_seed)}
     if alt_protocol:
         seeds[alt_protocol] = P.seeds(alt_n_seeds)
+    if decay_protocol:
+        seeds[decay_protocol] = P.seeds(decay_n_seeds, "decay_n_seeds", first=first_seed)
     others = checks.onset_fracs(onset_fracs, window_frac) if onset_fracs else []
     conditions, budget = {}, math.nan
     for proto, lam in lams.items():
         placed = {(name, math.nan): protocol.window(P, f, window_frac, lam) for name, f in places.items()}
         b = schedules.budget(next(iter(placed.values())), P.steps)
         conds = {("none", math.nan): config.WDSchedule.none(), **placed}
+        if proto == decay_protocol:  # the three placements; none is the page's own (`with_shared_none`)
+            conditions[proto] = placed
+            continue
         if span:
             s0, s1 = protocol.window_steps(P, span[0], span[1] - span[0], ("span", "span"))
             conds[(f"span {span[0]:g}–{span[1]:g}", math.nan)] = config.WDSchedule(windows=((s0, s1, b / (s1 - s0)),))
@@ -105,9 +116,10 @@ def c02_c03_design(*, profile: str, n_seeds: int, gamma: float, placements: dict
                + ", ".join(f"{P.step_at(f):,}" for f in places.values()) + f"), budget Σλ = {budget:g}"
                + (f"; other onsets: {len(P.seeds(onset_seeds))} seeds" if others else "")
                + ("" if fitted_reasoning else "; reasoning read from OOD accuracy alone (the rule before 2026-12-06)")
-               + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else ""))
+               + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else "")
+               + (f"; {decay_protocol}: {len(seeds[decay_protocol])} seeds" if decay_protocol else ""))
     d = build_design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], P.seeds(onset_seeds),
-                planned, fitted_reasoning)
+                planned, fitted_reasoning, decay_protocol)
     d.sequential_c3 = sequential_c3
     return d
 
@@ -169,9 +181,10 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     onsets = sorted(runs.loc[runs["condition"] == "onset", "window_start"].unique().tolist())
     by_onset = {int(o): (lambda r, o=o: _placement_select(r, o)) for o in onsets} | {int(middle_start):
                                                                                       _placement_select}
-    sens2 = fates.sensitivity(per_run, main, _placement_select, decide_c2,
+    sens_runs = with_shared_none(per_run, main, d.decay_protocol)
+    sens2 = fates.sensitivity(sens_runs, main, _placement_select, decide_c2,
                               dict(sorted(by_onset.items())) if onsets else None, require_fit=d.fitted_reasoning)
-    sens3 = fates.sensitivity(per_run, main, _placement_select, decide_c3,
+    sens3 = fates.sensitivity(sens_runs, main, _placement_select, decide_c3,
                               {int(o): (lambda r, o=o: {("early" if o < middle_start else "late"):
                                                          fates.reasons(r, (r["condition"] == "onset")
                                                                        & (r["window_start"] == o)),
@@ -196,6 +209,7 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                "ratio": M / E if E > 0 else math.inf, "fitted_reasoning": d.fitted_reasoning,
                "fixed_c3": fixed_c3, **({"c3_seq_status": seq3.status()} if seq3 else {}),
                "c3_rest_text": fates.how_the_rest_end(table, ["early", "late", "none"]),
+               **decay_numbers(sens2, d.decay_protocol, v2, "c2_"), **decay_numbers(sens3, d.decay_protocol, v3, "c3_"),
                **fates.part_numbers("c2_", parts2), **fates.part_numbers("c3_", parts3)}
     for c in ("early", "middle", "late", "none"):
         numbers.update({f"k_{c}": int(t.loc[c, "reasoning"]), f"share_{c}": float(t.loc[c, "share"]),

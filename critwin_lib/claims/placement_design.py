@@ -44,6 +44,7 @@ class PlacementDesign(Design):
     looks: list[int] = dataclasses.field(default_factory=list, kw_only=True)  # the sequential design's (C1, C2)
     fitted_reasoning: bool = dataclasses.field(default=True, kw_only=True)  # False: the rule before 2026-12-06
     sequential_c3: bool = dataclasses.field(default=False, kw_only=True)  # C3 looked at by the same design as C2
+    decay_protocol: str = dataclasses.field(default="", kw_only=True)  # the paper's decay set's rows, if run
 
 
 def check_fitted(flag: Any) -> bool:
@@ -68,7 +69,7 @@ def planned_looks(looks: list | None, n_seeds: int, P: Size) -> list[int]:
 
 def build_design(P: Size, seeds: dict[str, list[int]], gamma: float, conditions: dict[str, dict], summary: str,
             close: dict[str, int | None], budget: float, lam: float, onset_seeds: list[int],
-            planned: list[int], fitted_reasoning: bool) -> PlacementDesign:
+            planned: list[int], fitted_reasoning: bool, decay_protocol: str = "") -> PlacementDesign:
     specs = []
     for proto, conds in conditions.items():
         for (name, start), wd in conds.items():
@@ -77,7 +78,8 @@ def build_design(P: Size, seeds: dict[str, list[int]], gamma: float, conditions:
                        protocol.anchor_run(P, s, wd, gamma=gamma, protocol=proto)) for s in cell_seeds]
     main = next(iter(conditions))  # the page's protocol comes first, the sensitivity table's after it
     return PlacementDesign(specs, summary, seeds[main], conditions, close, P.steps, budget, lam, list(conditions),
-                           protocol=main, looks=planned, fitted_reasoning=fitted_reasoning)
+                           protocol=main, looks=planned, fitted_reasoning=fitted_reasoning,
+                           decay_protocol=decay_protocol)
 
 
 def window_lambdas(protocol_name: str, alt_protocol: str, alt_window_lambda: float, window_lambda: float
@@ -88,6 +90,40 @@ def window_lambdas(protocol_name: str, alt_protocol: str, alt_window_lambda: flo
         protocol.get_protocol(alt_protocol, "alt_protocol")
         out[alt_protocol] = core.window_lambda(alt_protocol, alt_window_lambda)
     return out
+
+
+def decay_lambdas(decay_protocol: str, decay_window_lambda: float, main: str) -> dict[str, float]:
+    """{protocol: its in-window λ} for the sensitivity table's row under the paper's decay set (embeddings not
+    decayed), if asked: a protocol whose decay set is the paper's, at its own λ unless `decay_window_lambda` says."""
+    if not decay_protocol:
+        return {}
+    pr = protocol.get_protocol(decay_protocol, "decay_protocol")
+    if pr.wd_params != PAPER_DECAY_SET or decay_protocol == main:
+        raise config.ConfigError(f"decay_protocol: must be a protocol with the paper's decay set "
+                                 f"({PAPER_DECAY_SET!r}) other than the page's, got {decay_protocol!r}")
+    return {decay_protocol: core.window_lambda(decay_protocol, decay_window_lambda)}
+
+
+PAPER_DECAY_SET = "matrices-no-embeddings"  # the paper's §4: token and position embeddings not decayed
+
+
+def with_shared_none(per_run: pd.DataFrame, main: str, decay_protocol: str) -> pd.DataFrame:
+    """The runs for the sensitivity table: with the decay set's row, the page's no-weight-decay runs of the decay
+    set's seeds counted under it too (without weight decay the decay set changes nothing: the same training)."""
+    if not decay_protocol:
+        return per_run
+    seeds = set(per_run.loc[per_run["protocol"] == decay_protocol, "seed"])
+    none = per_run[(per_run["protocol"] == main) & (per_run["condition"] == "none") & per_run["seed"].isin(seeds)]
+    return pd.concat([per_run, none.assign(protocol=decay_protocol)], ignore_index=True)
+
+
+def decay_numbers(sens: pd.DataFrame, decay_protocol: str, verdict: str, prefix: str) -> dict[str, Any]:
+    """The decay set's row of a sensitivity table as glued numbers, keyed '<prefix>decay_...': the verdict the page's
+    rule gives there and whether it differs from the page's (nothing without the row)."""
+    if not decay_protocol:
+        return {}
+    v = fates.row_verdict(sens, decay_protocol, fates.FITTED)
+    return {f"{prefix}decay_verdict": v, f"{prefix}decay_differs": v != verdict}
 
 
 def close_steps(per_run: pd.DataFrame, close: dict[str, int | None], default: int, length: int) -> list[int]:

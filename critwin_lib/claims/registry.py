@@ -94,17 +94,24 @@ C10_CHECKED = {"sgd_lr": 0.003, "check_lr": 0.001, "sensitivity_lrs": [0.01], "o
 # C1's second reading at the quick length (the C1 window at the full-run λ 1.5, a quarter of the budget), stated
 # with the 25 % window design (2026-12-06): the same looks and rule as the primary reading.
 C1_QUARTER_QUICK = {"quarter_budget": True}
+# The paper's decay set (token and position embeddings not decayed) as a sensitivity row of C1-C3, registered with
+# its check (the calibration page, 2026-12-06) before the claim runs: 32 seeds at quick, 12 at 20,000 steps (from
+# the design's first seed), at the claims' λ (the check passed at λ × 1 at quick); no weight decay is shared.
+DECAY_QUICK = {"decay_protocol": "mid-fit-paper-decay", "decay_n_seeds": 32}
+DECAY_PAPER = {"decay_protocol": "quarter-fit-paper-decay-20k", "decay_window_lambda": PAPER_FIT.claim_params()[
+    "window_lambda"], "decay_n_seeds": 12}
 
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
     Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01,
          {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | {"slider_starts": [], "n_seeds": 22}},
          {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C1 | {"slider_starts": []}},
-         upcoming={"quick": C1_QUARTER_QUICK}),
+         upcoming={"quick": C1_QUARTER_QUICK | DECAY_QUICK, "paper": DECAY_PAPER}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
     Page("c02_c03_budget_placement", ("C2", "C3"), budget_placement.c02_c03_design, budget_placement.c02_c03,
          {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C2_C3 | {"onset_fracs": []}},
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C2_C3 | {"onset_fracs": []}}),
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C2_C3 | {"onset_fracs": []}},
+         upcoming={"quick": DECAY_QUICK, "paper": DECAY_PAPER}),
     Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04,
          {"paper": PAPER_LENGTH | PAPER_FITTED_C4 | {"n_seeds": 8, "cliff_fracs": []}},  # its fine grid: after the
          {"paper": PAPER_LENGTH | HALF_RUN_C4 | {"n_seeds": 8, "cliff_fracs": []}}),  # coarse edge, where it is

@@ -25,10 +25,13 @@ from critwin_lib.claims.placement_design import (
     build_design,
     check_fitted,
     close_steps,
+    decay_lambdas,
+    decay_numbers,
     planned_looks,
     size_part,
     window_lambdas,
     with_rule_fates,
+    with_shared_none,
 )
 from critwin_lib.sizes import get_profile, length_name
 
@@ -57,22 +60,28 @@ def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: f
                alt_window_lambda: float = 0.0, alt_n_seeds: int = 0,
                protocol_name: str = "", looks: list | None = None, first_seed: int = 0,
                fitted_reasoning: bool = True, quarter_budget: bool = False,
-               full_equal_lambda: bool = True) -> PlacementDesign:
+               full_equal_lambda: bool = True, decay_protocol: str = "", decay_window_lambda: float = 0.0,
+               decay_n_seeds: int = 0) -> PlacementDesign:
     """C1's runs: none, full-run weight decay at equal budget (and at equal λ unless `full_equal_lambda` is
     False) and the 25 % window at the C1 start (n_seeds from `first_seed`, one of the sequential design's
     `looks`), with `quarter_budget` the same window at the full-run λ (a quarter of the budget: the paper's
     second reading), the same window at every slider start (onset_seeds), and the C1 conditions under
-    `alt_protocol` (alt_n_seeds) for the sensitivity table. Every parameter is checked first."""
+    `alt_protocol` (alt_n_seeds) and, with `decay_protocol`, the window and full-run weight decay at equal budget
+    under the paper's decay set (decay_n_seeds from `first_seed`; its no-weight-decay runs are the page's) for the
+    sensitivity table. Every parameter is checked first."""
     P = get_profile(profile)
     planned = planned_looks(looks, n_seeds, P)
     protocol_name = protocol.resolve(protocol_name, P)
     lams = window_lambdas(protocol_name, alt_protocol, alt_window_lambda, window_lambda)
+    lams |= decay_lambdas(decay_protocol, decay_window_lambda, protocol_name)
     fitted_reasoning = check_fitted(fitted_reasoning)
     checks.flag(quarter_budget, "quarter_budget")
     checks.flag(full_equal_lambda, "full_equal_lambda")
     seeds = {protocol_name: P.seeds(n_seeds, first=first_seed)}
     if alt_protocol:
         seeds[alt_protocol] = P.seeds(alt_n_seeds)
+    if decay_protocol:
+        seeds[decay_protocol] = P.seeds(decay_n_seeds, "decay_n_seeds", first=first_seed)
     onset = P.seeds(onset_seeds)
     checks.onset_fracs(list(slider_starts) or [window_start_frac], window_frac, "slider_starts")
     conditions, budget = {}, math.nan
@@ -83,8 +92,10 @@ def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: f
         conds = {("none", math.nan): config.WDSchedule.none(),
                  ("full, equal budget", math.nan): protocol.full_run(b / P.steps),
                  ("full, equal λ", math.nan): protocol.full_run(lam), ("window", float(c1.windows[0][0])): c1}
-        if not full_equal_lambda:
+        if not full_equal_lambda or proto == decay_protocol:
             del conds[("full, equal λ", math.nan)]
+        if proto == decay_protocol:  # none is the page's own (`with_shared_none`)
+            del conds[("none", math.nan)]
         if proto == protocol_name and quarter_budget:
             conds[(QUARTER, float(c1.windows[0][0]))] = protocol.window(P, window_start_frac, window_frac,
                                                                          b / P.steps)
@@ -104,9 +115,10 @@ def c01_design(*, profile: str, n_seeds: int, gamma: float, window_start_frac: f
                f"{lams[protocol_name]:g}, full-run λ {budget / P.steps:g} at equal budget, budget Σλ = {budget:g}"
                + (f"; the same window at λ {budget / P.steps:g} (a quarter of the budget)" if quarter_budget else "")
                + ("" if fitted_reasoning else "; reasoning read from OOD accuracy alone (the rule before 2026-12-06)")
-               + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else ""))
+               + (f"; {alt_protocol}: {len(seeds[alt_protocol])} seeds" if alt_protocol else "")
+               + (f"; {decay_protocol}: {len(seeds[decay_protocol])} seeds" if decay_protocol else ""))
     return build_design(P, seeds, gamma, conditions, summary, close, budget, lams[protocol_name], onset, planned,
-                   fitted_reasoning)
+                   fitted_reasoning, decay_protocol)
 
 
 @dataclass
@@ -163,8 +175,8 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
         c1_runs.groupby("condition")[MEANS].mean()).reset_index()
     starts = sorted(runs.loc[runs["condition"] == "onset", "window_start"].unique().tolist() + [c1_start])
     onsets = {int(s): _c1_select(None if s == c1_start else s) for s in starts}
-    sens = fates.sensitivity(per_run, main, _c1_select(), decide_c1, onsets if len(onsets) > 1 else None,
-                             require_fit=d.fitted_reasoning)
+    sens = fates.sensitivity(with_shared_none(per_run, main, d.decay_protocol), main, _c1_select(), decide_c1,
+                             onsets if len(onsets) > 1 else None, require_fit=d.fitted_reasoning)
     t = table.set_index("condition")
     strict = fates.with_fates(c1_runs, require_fit=True)  # reasoning that also ends with the training set fitted
     fitted = (strict["fate"] == "reasoning").groupby(strict["condition"]).sum()
@@ -184,6 +196,7 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                "no_size_verdict": rule_history.without_size(parts),
                "fitted_verdict": fates.row_verdict(sens, main, fates.FITTED),
                "whatever_fit_verdict": fates.row_verdict(sens, main, fates.WHATEVER_FIT),
+               **decay_numbers(sens, d.decay_protocol, verdict, ""),
                **fates.part_numbers("", parts)}
     for c in C1_ORDER:
         key = C1_KEYS[c]
