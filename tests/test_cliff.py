@@ -164,3 +164,15 @@ def test_the_null_keeps_each_seeds_sequence_and_the_papers_cliff_can_be_excluded
     assert cliff.switch_onsets(x, grid, 1).tolist() == [12 * 32] * 8
     assert cliff.decide_cliff(0.9, 0.001, 0.95, paper_p=0.01) == rules.REJECTED
     assert cliff.decide_cliff(0.9, 0.001, 0.95, paper_p=0.5) == rules.HOLDS
+
+
+def test_the_paper_lengths_fine_grid_tiles_the_falling_bracket_with_the_coarse_sweeps_seeds():
+    from critwin_lib.claims import registry
+
+    c4 = registry.page("c04_sharp_onset")
+    d = c4.design(**registry.design_params(registry.upcoming_defaults(c4, "paper")))
+    assert d.cliff.falling and d.cliff.resolution == 100 and len(d.cliff.grid) == 26
+    assert min(d.cliff.grid) == 12_500 and max(d.cliff.grid) == 15_000 and d.cliff.seeds == list(range(4, 12))
+    coarse = {k for k in registry.design_at(c4, "paper").keys}
+    fine = {k for k in d.cliff.keys}
+    assert len(fine & coarse) == 8 * 3  # the bracket's ends and no weight decay are the coarse sweep's runs

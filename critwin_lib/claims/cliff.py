@@ -44,14 +44,14 @@ class CliffDesign(Design):
 
 def cliff_design(*, profile: str, n_seeds: int, gamma: float, lo_frac: float, hi_frac: float,
                  window_frac: float, protocol_name: str = "", falling: bool = False,
-                 window_lambda: float = 0.0) -> CliffDesign:
+                 window_lambda: float = 0.0, first_seed: int = 0) -> CliffDesign:
     """The cliff's runs: the window (`window_lambda`, 0: the protocol's) at every onset of the fine grid over
-    [lo, hi], and no weight decay, n_seeds each (the first seeds of the coarse sweep, so its runs at the bracket's
-    ends are reused)."""
+    [lo, hi], and no weight decay, n_seeds each from `first_seed` (the first seeds of the coarse sweep, so its runs
+    at the bracket's ends are reused)."""
     P = get_profile(profile)
     name = protocol.resolve(protocol_name, P)
     protocol.get_protocol(name, "protocol_name")
-    seeds = P.seeds(n_seeds)
+    seeds = P.seeds(n_seeds, first=first_seed)
     grid = fine_grid(P, lo_frac, hi_frac)
     specs = onsets.sweep_specs(P, seeds, gamma, name, grid, window_frac, window_lambda)
     summary = protocol.in_words(

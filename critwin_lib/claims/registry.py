@@ -97,6 +97,10 @@ C1_QUARTER_QUICK = {"quarter_budget": True}
 # The paper's decay set (token and position embeddings not decayed) as a sensitivity row of C1-C3, registered with
 # its check (the calibration page, 2026-12-06) before the claim runs: 32 seeds at quick, 12 at 20,000 steps (from
 # the design's first seed), at the claims' λ (the check passed at λ × 1 at quick); no weight decay is shared.
+# C4's fine grid at 20,000 steps, by the rule registered with the 25 % window design: the coarse share crosses 0.5
+# once, falling between onsets 12,500 (5 of 8) and 15,000 (0 of 8), so that bracket is tiled every 100 steps with
+# the coarse sweep's 8 seeds (26 onsets, 192 runs to train; trained every other onset first).
+C4_FINE_PAPER = {"cliff_fracs": [0.625, 0.75], "cliff_falling": True}
 DECAY_QUICK = {"decay_protocol": "mid-fit-paper-decay", "decay_n_seeds": 32}
 DECAY_PAPER = {"decay_protocol": "quarter-fit-paper-decay-20k", "decay_window_lambda": PAPER_FIT.claim_params()[
     "window_lambda"], "decay_n_seeds": 12}
@@ -114,7 +118,8 @@ PAGES = (
          upcoming={"quick": DECAY_QUICK, "paper": DECAY_PAPER}),
     Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04,
          {"paper": PAPER_LENGTH | PAPER_FITTED_C4 | {"n_seeds": 8, "cliff_fracs": []}},  # its fine grid: after the
-         {"paper": PAPER_LENGTH | HALF_RUN_C4 | {"n_seeds": 8, "cliff_fracs": []}}),  # coarse edge, where it is
+         {"paper": PAPER_LENGTH | HALF_RUN_C4 | {"n_seeds": 8, "cliff_fracs": []}},  # coarse edge, where it is
+         upcoming={"paper": C4_FINE_PAPER}),
     Page("c04b_window_vs_fitting", ("C4b",), window_onset.c04b_design, window_onset.c04b),
     Page("c05_init_scale_window", ("C5",), init_scale.c05_design, init_scale.c05),
     Page("c06_c07_basin", ("C6", "C7"), basin.c06_c07_design, basin.c06_c07, upcoming={"quick": BASIN_POOLED}),

@@ -58,7 +58,7 @@ def c04_design(*, profile: str, n_seeds: int, gamma: float, onset_fracs: list, w
             raise config.ConfigError(f"cliff_falling: must be True or False, got {cliff_falling!r}")
         fine = cliff.cliff_design(profile=profile, n_seeds=cliff_seeds, gamma=gamma, lo_frac=cliff_fracs[0],
                                   hi_frac=cliff_fracs[1], window_frac=window_frac, protocol_name=protocol_name,
-                                  falling=cliff_falling, window_lambda=window_lambda)
+                                  falling=cliff_falling, window_lambda=window_lambda, first_seed=first_seed)
         specs += fine.specs
     lam = core.window_lambda(protocol_name, window_lambda)
     summary = protocol.in_words(
