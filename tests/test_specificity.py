@@ -97,3 +97,17 @@ def test_bad_parameters_fail_before_any_training(tmp_path, claim, kw, name):
     with pytest.raises(ConfigError, match=f"^{name}"):
         getattr(grokking if claim == "c08" else scan_split, claim)(**{**params, **kw})
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("ratios, sooner, size", [
+    ({"early": [6] * 8, "late": [7] * 8}, "holds", "holds"),  # ≈ the paper's 5×
+    ({"early": [1.5] * 8, "late": [1.6] * 8}, "holds", "rejected"),  # sooner, but the data exclude 5×
+    ({"early": [1.5] * 8, "late": [0.3] * 8}, "rejected", "rejected"),  # one window groks before the constant
+])
+def test_c08_reads_direction_and_the_papers_size_in_its_own_metric(ratios, sooner, size):
+    n = len(next(iter(ratios.values())))
+    runs = _grok_runs({w: [1000 * x for x in r] for w, r in ratios.items()}, [1000] * n)
+    got, cis = grokking.c08_speed(runs, {w: 0 for w in ratios}, "constant λ=1", from_onset=False)
+    assert (got, grokking.c08_size(cis)) == (sooner, size)
+    twice, _ = grokking.c08_speed(runs, {w: 0 for w in ratios}, "constant λ=1", False, threshold=2)
+    assert twice == ("holds" if min(min(r) for r in ratios.values()) > 2 else "rejected")
