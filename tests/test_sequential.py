@@ -100,3 +100,14 @@ def test_power_at_the_observed_shares_keeps_the_arms_paired():
     clear = {"window": pd.Series(True, index=list(seeds)), "full": pd.Series(True, index=list(seeds)),
              "none": pd.Series(False, index=list(seeds))}
     assert looks.power_observed(decide_c1, clear, [16], draws=200) == 1.0
+
+
+def test_paired_draws_give_a_seed_one_fate_draw_across_conditions():
+    import numpy as np
+
+    from critwin_lib.claims import fates
+
+    d = fates.draw_fates(np.random.default_rng(0), {"a": 0.9, "b": 0.5}, (200, 16), paired=True)
+    assert not (d["b"] & ~d["a"]).any()  # reasoning at the smaller share implies reasoning at the larger
+    i = fates.draw_fates(np.random.default_rng(0), {"a": 0.9, "b": 0.5}, (200, 16))
+    assert (i["b"] & ~i["a"]).any() and abs(d["a"].mean() - 0.9) < 0.02 and abs(d["b"].mean() - 0.5) < 0.03

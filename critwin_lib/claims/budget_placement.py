@@ -193,11 +193,14 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     E, M, L, N = (float(t.loc[c, "final_ood"]) for c in ("early", "middle", "late", "none"))
     n = len(d.seeds)
     power_c2 = looks.power(decide_c2, PAPER_C2, d.looks)
+    power_c2_paired = looks.power(decide_c2, PAPER_C2, d.looks, paired=True)["power"]
     c2_arms = {k: v for k, v in _placement_select(runs).items() if k in ("middle", "early", "middle_ood", "early_ood")}
     span_name = next((c for c in order if c.startswith("span")), None)
     numbers = {"profile": params["profile"], "seeds": n, "protocol": main, "window_lambda": d.window_lambda,
                "budget": d.budget, "verdict_c2": v2, "verdict_c3": v3,
                **looks.numbers("c2_", seq2, power_c2), "power_c2": power_c2["power"], "fixed_c2": fixed_c2,
+               "power_c2_paired": power_c2_paired,
+               "power_c3_paired": fates.power(lambda r: decide_c3(r)[0], PAPER_C3, n, paired=True),
                "power_observed_c2": looks.power_observed(decide_c2, c2_arms, d.looks, draws=300),
                "power_c3": fates.power(lambda r: decide_c3(r)[0], PAPER_C3, n),
                "seeds_for_80_c2": fates.seeds_for_power(lambda r: decide_c2(r)[0], PAPER_C2),

@@ -232,12 +232,26 @@ def matches(part: str, a: Seeds, b: Seeds, margin: float = rules.MARGIN, levels:
                       rules.part_matches(lo, hi, margin), bb, cc, level=levels.matches)
 
 
+def draw_fates(rng: np.random.Generator, shares: dict[str, float], shape: tuple[int, int], paired: bool = False
+               ) -> dict[str, np.ndarray]:
+    """Simulated seeds (shape: designs × seeds) reasoning with each condition's share: independently across the
+    conditions, or (`paired`) from one uniform draw per seed, so that a seed reasoning under a condition of
+    smaller share reasons under every larger one. The arms of a design share their seeds (same init and batch
+    order), which makes their fates agree more than independent draws do; `paired` is the most agreement the
+    shares allow, so the two bound the power between them."""
+    if paired:
+        u = rng.random(shape)
+        return {c: u < p for c, p in shares.items()}
+    return {c: rng.random(shape) < p for c, p in shares.items()}
+
+
 def power(decide: Callable[[dict[str, Seeds]], str], shares: dict[str, float], n: int,
-          draws: int = POWER_DRAWS, seed: int = 0) -> float:
+          draws: int = POWER_DRAWS, seed: int = 0, paired: bool = False) -> float:
     """The chance that `decide` (a page's rule on per-seed reasoning, by condition) says "reproduced" when each
-    condition's seeds reason independently with the paper's share: the power of n seeds per condition."""
+    condition's seeds reason with the paper's share (independently, or `paired`: `draw_fates`): the power of n
+    seeds per condition."""
     rng = np.random.default_rng(seed)
-    draw = {c: rng.random((draws, n)) < p for c, p in shares.items()}
+    draw = draw_fates(rng, shares, (draws, n), paired)
     return sum(decide({c: v[i] for c, v in draw.items()}) == "reproduced" for i in range(draws)) / draws
 
 

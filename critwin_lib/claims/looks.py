@@ -100,13 +100,14 @@ def run(decide: Decide, by_condition: dict[str, pd.Series], looks: list[int]) ->
     return Progress(looks, taken)
 
 
-def power(decide: Decide, shares: dict[str, float], looks: list[int], draws: int = POWER_DRAWS, seed: int = 0
-          ) -> dict[str, float]:
-    """The design against the paper's effect (each condition's seeds reasoning independently with the paper's
-    share): the chance it ends *reproduced*, the mean seeds it takes, and the chance it stops at each look."""
+def power(decide: Decide, shares: dict[str, float], looks: list[int], draws: int = POWER_DRAWS, seed: int = 0,
+          paired: bool = False) -> dict[str, float]:
+    """The design against the paper's effect (each condition's seeds reasoning with the paper's share): the chance
+    it ends *reproduced*, the mean seeds it takes, and the chance it stops at each look. The conditions of a seed
+    are drawn independently, or (`paired`) from one draw per seed (`fates.draw_fates`)."""
     looks = sequential.check_looks(looks)
     rng = np.random.default_rng(seed)
-    draw = {c: rng.random((draws, looks[-1])) < p for c, p in shares.items()}
+    draw = fates.draw_fates(rng, shares, (draws, looks[-1]), paired)
     levels = [fates.look_levels(looks, k) for k in range(len(looks))]
     hits, used, stop = 0, 0, [0] * len(looks)
     for i in range(draws):

@@ -184,13 +184,14 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     n = len(d.seeds)
     seq_power = looks.power(decide_c1, PAPER_C1, d.looks)
     pw = seq_power["power"]
+    pw_paired = looks.power(decide_c1, PAPER_C1, d.looks, paired=True)["power"]
     pw_observed = looks.power_observed(decide_c1, _c1_select()(runs), d.looks, draws=1000)
     quarter = _quarter_reading(runs, d) if QUARTER in present else {}
     numbers = {"verdict": verdict, "fixed_verdict": fixed_verdict, **looks.numbers("", seq, seq_power),
                "fitted_reasoning": d.fitted_reasoning, "first_seed": d.seeds[0], **quarter,
                "profile": params["profile"], "seeds": n, "gamma": float(params["gamma"]),
                "protocol": main, "window_lambda": d.window_lambda, "full_lambda": d.budget / d.steps,
-               "power": pw, "power_observed": pw_observed,
+               "power": pw, "power_paired": pw_paired, "power_observed": pw_observed,
                "seeds_for_80": fates.seeds_for_power(lambda r: decide_c1(r)[0], PAPER_C1),
                "old_rule_verdict": rule_history.verdict_c01(W, F, N), "headline": fates.headline(sens, verdict),
                "no_size_verdict": rule_history.without_size(parts),
