@@ -101,7 +101,7 @@ def test_intro_quotes_glued_numbers(smoke_site):
     answer = re.search(r"<strong>The answer\.</strong>(.*?)</p>", text, re.S)
     assert answer, "no answer paragraph"
     said = re.sub(r"<[^>]+>", "", answer.group(1))
-    assert "weight decay during one 25 % window makes" in said and "The paper's 100-step cliff is" in said, said
+    assert "weight decay during one 25 % window makes" in said and "the paper's 100-step cliff is" in said, said
     assert "At the paper's length (20,000 steps, 25 % windows, fresh seeds)," in said, said
     assert len(re.findall(r"(?<=[.)])\s+(?=[A-Z])", said.strip())) <= 4, said  # at most five sentences
     row = re.search(r"<tr[^>]*>\s*<td[^>]*><p><a[^>]*>.*?C1.*?</tr>", text, re.S)
