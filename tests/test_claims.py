@@ -97,7 +97,7 @@ def test_shipped_claims_csv_and_glued_numbers_follow_from_the_shipped_results_on
     paper = [r for r in rows if r["profile"] == "paper"]  # the core claims at the paper's length
     assert [r["claim"] for r in paper] == ["C1", "C2", "C3", "C4"] and len(rows) == len(quick) + len(paper)
     assert all(r["verdict"] in (*VERDICTS, scoreboard.NOT_RUN) for r in paper)
-    assert [int(r["seeds"]) for r in paper] == [22, 12, 12, 8]  # C1 at look 2, C2/C3 at look 1, C4: 8 per onset
+    assert [int(r["seeds"]) for r in paper] == [32, 12, 12, 8]  # C1 at look 3, C2/C3 at look 1, C4: 8 per onset
 
 
 @pytest.mark.slow
@@ -124,7 +124,7 @@ def test_a_page_declares_its_parameters_at_the_paper_length():
     c1 = registry.page("c01_critical_window")
     quick, paper = (registry.profile_defaults(c1.notebook, p) for p in ("quick", "paper"))
     assert quick == {**registry.notebook_defaults(c1.notebook), "profile": "quick"}
-    assert paper["n_seeds"] == 22 and paper["alt_protocol"] == "" and paper["slider_starts"] == []  # look 2
+    assert paper["n_seeds"] == 32 and paper["alt_protocol"] == "" and paper["slider_starts"] == []  # look 3
     assert paper["first_seed"] == 4 and paper["fitted_reasoning"] and paper["quarter_budget"]
     assert registry.profile_defaults(registry.page("c04_sharp_onset").notebook, "paper")["n_seeds"] == 8
     assert registry.scored_profiles(c1, "quick") == ["quick", "paper"]
@@ -221,14 +221,14 @@ def test_c1_at_the_paper_length_runs_the_25_percent_design_and_keeps_the_half_ru
     assert sched["window"].windows == ((7_500, 12_500, 12.0),) and sched["full, equal budget"].base == 3.0
     assert sched[window_placement.QUARTER].windows == ((7_500, 12_500, 3.0),)
     assert {s[1].train.lr for s in new.specs} == {2e-4} and {s[1].train.steps for s in new.specs} == {20_000}
-    assert new.seeds == list(range(4, 26)) and new.looks == [12, 22, 32]  # look 2 of fresh seeds
+    assert new.seeds == list(range(4, 36)) and new.looks == [12, 22, 32]  # look 3 of fresh seeds
     assert {s[0]["condition"]: s[1].wd for s in old.specs}["window"].windows == ((5_000, 15_000, 6.0),)
     assert len(old.seeds) == 32 and old.seeds[0] == 0
     # full-run λ 3 and none are the half-run design's runs (seeds 4-31 shared), the windows are new
     shared = new.keys & old.keys
-    assert len(shared) == 2 * 22 and all(lab["condition"] in ("none", "full, equal budget")
+    assert len(shared) == 2 * 28 and all(lab["condition"] in ("none", "full, equal budget")
                                          for lab, cfg in new.specs if experiment.run_key(cfg) in shared)
-    assert "(25 % of the run) at λ = 12, full-run λ 3" in new.summary and "(4–25)" in new.summary
+    assert "(25 % of the run) at λ = 12, full-run λ 3" in new.summary and "(4–35)" in new.summary
 
 
 def test_c1s_quarter_budget_reading_and_the_fitted_rule_reach_their_verdicts(tmp_path):

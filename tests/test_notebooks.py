@@ -309,7 +309,7 @@ def test_reproduce_at_paper_passes_each_page_its_paper_parameters_unless_the_com
 
     c1, c13 = (registry.page(s).notebook for s in ("c01_critical_window", "c13_instrumentation"))
     got = notebooks.check_params([c1, c13], {"profile": "paper"})
-    assert got[c1] == {"profile": "paper", "n_seeds": 22, "alt_protocol": "", "looks": [12, 22, 32],
+    assert got[c1] == {"profile": "paper", "n_seeds": 32, "alt_protocol": "", "looks": [12, 22, 32],
                        "slider_starts": [], "protocol_name": "quarter-fit-matrices-20k", "window_lambda": 12.0,
                        "first_seed": 4, "quarter_budget": True,
                        "full_equal_lambda": False}  # the 25 % design (its window starts where the notebook's does)

@@ -108,7 +108,7 @@ DECAY_PAPER = {"decay_protocol": "quarter-fit-paper-decay-20k", "decay_window_la
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
     Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01,
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | {"slider_starts": [], "n_seeds": 22}},
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | {"slider_starts": [], "n_seeds": 32}},
          {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C1 | {"slider_starts": []}},
          upcoming={"quick": C1_QUARTER_QUICK | DECAY_QUICK, "paper": DECAY_PAPER}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
