@@ -39,13 +39,14 @@ def words(name: Any) -> str:
 
 
 def cell(value: Any) -> str:
-    """One cell as text: a blank for a missing number, yes/no for a flag, three significant digits."""
+    """One cell as text: a blank for a missing number, yes/no for a flag, three significant digits (whole numbers
+    from 1,000 on, never 1.32e+03 beside 2,550 in one column)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, (float, np.floating)):
-        return f"{value:,.0f}" if float(value).is_integer() else f"{value:.3g}"
+        return f"{value:,.0f}" if float(value).is_integer() or abs(value) >= 1000 else f"{value:.3g}"
     if isinstance(value, (int, np.integer)):
         return f"{value:,}"
     return protocol.plain(value) if isinstance(value, str) else str(value)

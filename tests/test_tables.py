@@ -54,3 +54,8 @@ def test_a_text_or_a_chart_names_each_protocol_in_words_whole_ids_only():
     data = plotting.plain_protocols(pd.DataFrame({"protocol": ["mid-fit-matrices", "sgd-mid-fit-matrices"]}))
     assert data["protocol"].tolist() == ["the quick protocol", "the SGD protocol"]
     assert plotting.plain_protocols(pd.DataFrame({"x": [1]})).columns.tolist() == ["x"]
+
+
+def test_numbers_from_a_thousand_on_read_as_whole_numbers_with_separators():
+    assert [tables.cell(v) for v in (1316.67, 2550.0, 0.7333, 12.5, float("nan"))] == ["1,317", "2,550", "0.733",
+                                                                                       "12.5", ""]
