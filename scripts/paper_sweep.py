@@ -19,7 +19,7 @@ from critwin_lib.claims import registry
 from critwin_lib.config import ConfigError
 
 STEMS = {"C1": "c01_critical_window", "C2C3": "c02_c03_budget_placement", "C4": "c04_sharp_onset",
-         "C6C7": "c06_c07_basin", "C10": "c10_two_timescales"}
+         "C6C7": "c06_c07_basin"}
 
 
 def order(spec: tuple) -> tuple:

@@ -169,11 +169,11 @@ def test_c10_check_lr_must_be_a_smaller_learning_rate(tmp_path, kw):
     assert not (tmp_path / "results").exists()
 
 
-def test_the_upcoming_designs_add_only_their_own_runs():
+def test_c10_reads_lr_0003_checked_at_0001_and_c1s_upcoming_design_adds_only_its_own_runs():
     from critwin_lib.claims import registry
 
     c10 = registry.page("c10_two_timescales")
-    d = c10.design(**registry.design_params(registry.upcoming_defaults(c10, "quick")))
+    d = registry.design_at(c10, "quick")  # the rule of 2026-12-06: lr 0.003 checked at lr 0.001, lr 0.01 beside
     regimes = {m["regime"] for m, _ in d.rate_specs}
     assert d.sgd_lr == 0.003 and d.check_lr == 0.001 and {rates.sgd_label(0.001), rates.sgd_label(0.01)} <= regimes
     per = {r: sum(m["regime"] == r for m, _ in d.rate_specs) for r in regimes}

@@ -138,9 +138,14 @@ def c09_box(n: dict[str, Any]) -> str:
 
 def c10_box(n: dict[str, Any]) -> str:
     """C10's box (`rates.c10`): the two timescales of the theory."""
-    finding = (f"Under plain SGD the early memorization rate grows as γ to the power {n['exp_mem_text']} and the "
-               f"reasoning rate as γ to the power {n['exp_rea_text']}; the theory's window edge misses the measured "
-               f"one by {n['overlay_mae']:,.0f} steps on average.")
+    moved = [name for name, key in (("memorization", "check_mem_stable"), ("reasoning", "check_rea_stable"))
+             if "check_lr" in n and not n[key]]
+    check = ("" if "check_lr" not in n else "; a third of the learning rate keeps both exponents" if not moved else
+             f"; a third of the learning rate moves the {' and the '.join(moved)} "
+             f"exponent{'s' if len(moved) > 1 else ''}")
+    finding = (f"Under plain SGD (lr {n['sgd_lr']:g}) the early memorization rate grows as γ to the power "
+               f"{n['exp_mem_text']} and the reasoning rate as γ to the power {n['exp_rea_text']}{check}; the "
+               f"theory's window edge misses the measured one by {n['overlay_mae']:,.0f} steps on average.")
     caveat = (f"Under AdamW, which trains every other page, the exponents are {n['adamw_exp_mem_text']} and "
               f"{n['adamw_exp_rea_text']}: the theory speaks to plain gradient descent, not to the optimizer the "
               "claims use.")

@@ -198,6 +198,8 @@ def c10(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     if check:  # where the check leaves each part (the exponent at a third of the learning rate inside the interval?)
         numbers.update({"check_lr": d.check_lr, **{f"check_{s}_stable": rules.c10_lr_stable(
             by_regime[SGD][k], by_regime[check][k]) for s, k in (("mem", "memorization"), ("rea", "reasoning"))},
+            **{f"check_exp_{s}": by_regime[check][k]["exponent"] for s, k in (("mem", "memorization"),
+                                                                               ("rea", "reasoning"))},
             "unchecked_verdict": rules.combine(rules.c10_parts(by_regime[SGD]["memorization"],
                                                                by_regime[SGD]["reasoning"]))})
     row = _c10_row(numbers, len(d.seeds))
@@ -233,6 +235,7 @@ def _c10_numbers(d: RatesDesign, P: Size, verdict: str, parts: dict[str, str],
                             f"{prefix}exp_{short}_hi": e["hi"], f"{prefix}exp_{short}_n": e["n_gammas"],
                             f"{prefix}exp_{short}_text": _fmt(e)})
     numbers.update({f"part_{short}": parts[name] for short, name in zip(("mem", "rea"), rules.C10_PARTS, strict=True)})
+    numbers["regime_verdicts_text"] = "; ".join(f"{row.regime}: {row.verdict}" for row in sensitivity.itertuples())
     flips = sensitivity[sensitivity["verdict"] != verdict]
     numbers["sensitivity_text"] = (
         f"the verdict is the same in all {len(sensitivity)} regimes of the sensitivity table" if flips.empty else
@@ -292,6 +295,12 @@ def verdict_text(n: dict[str, Any]) -> str:
             f"{exponent_text(n, 'rea')} for reasoning ({_width(n, 'rea')}: *{n['part_rea']}*); the model's slopes are "
             f"{n['theory_slope_mem']:.2f} and {n['theory_slope_rea']:.2f}. Under AdamW (no part of the verdict): "
             f"k = {exponent_text(n, 'mem', 'adamw_')} and {exponent_text(n, 'rea', 'adamw_')}. ")
+    if "check_lr" in n:
+        where = {True: "inside", False: "outside"}
+        text += (f"At lr {n['check_lr']:g}, a third of it, the memorization exponent is {n['check_exp_mem']:.2f} "
+                 f"({where[n['check_mem_stable']]} its interval) and the reasoning exponent {n['check_exp_rea']:.2f} "
+                 f"({where[n['check_rea_stable']]} its interval); without that check the rule would say "
+                 f"*{n['unchecked_verdict']}*. ")
     if math.isnan(n["overlay_mae"]):
         return text + "The overlay has no measured edge to compare at γ other than 1."
     return text + (f"The model's edge, scaled at γ = 1, differs from the measured edges by {n['overlay_mae']:.0f} "

@@ -87,10 +87,6 @@ HALF_RUN_C4 = HALF_RUN.claim_params() | {"onset_fracs": HALF_RUN.onset_fracs()}
 BASIN_POOLED = {"n_seeds": 16, "gammas": [0.25, 0.5, 0.7, 1.0, 1.1, 1.5],
                 "windows": {"middle": 0.375, "early": 0.0, "late": 0.75}, "pooled": True, "none": True}
 
-# C10's rule of 2026-12-06, registered before its new runs: plain SGD read at lr 0.003 with its check at lr 0.001
-# (a part is decided only where the exponent there lies inside the interval read), both at 12 seeds per γ; lr 0.01,
-# the regime read until then, beside them.
-C10_CHECKED = {"sgd_lr": 0.003, "check_lr": 0.001, "sensitivity_lrs": [0.01], "other_n_seeds": 12}
 # C1's second reading at the quick length (the C1 window at the full-run λ 1.5, a quarter of the budget), stated
 # with the 25 % window design (2026-12-06): the same looks and rule as the primary reading.
 C1_QUARTER_QUICK = {"quarter_budget": True}
@@ -125,7 +121,7 @@ PAGES = (
     Page("c06_c07_basin", ("C6", "C7"), basin.c06_c07_design, basin.c06_c07, upcoming={"quick": BASIN_POOLED}),
     Page("c08_grokking", ("C8",), grokking.c08_design, grokking.c08),
     Page("c09_scan", ("C9",), scan_split.c09_design, scan_split.c09),
-    Page("c10_two_timescales", ("C10",), rates.c10_design, rates.c10, upcoming={"quick": C10_CHECKED}),
+    Page("c10_two_timescales", ("C10",), rates.c10_design, rates.c10),
     Page("c11_depth", ("C11",), depth.c11_design, depth.c11),
     Page("c12_optimizer", ("C12",), optimizer.c12_design, optimizer.c12),
     Page("c13_instrumentation", ("C13",), instrumentation.c13_design, instrumentation.c13),
