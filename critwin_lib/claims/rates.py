@@ -235,7 +235,9 @@ def _c10_numbers(d: RatesDesign, P: Size, verdict: str, parts: dict[str, str],
                             f"{prefix}exp_{short}_hi": e["hi"], f"{prefix}exp_{short}_n": e["n_gammas"],
                             f"{prefix}exp_{short}_text": _fmt(e)})
     numbers.update({f"part_{short}": parts[name] for short, name in zip(("mem", "rea"), rules.C10_PARTS, strict=True)})
-    numbers["regime_verdicts_text"] = "; ".join(f"{row.regime}: {row.verdict}" for row in sensitivity.itertuples())
+    rule = f"{sgd_label(d.sgd_lr)} (the rule's)"
+    numbers["regime_verdicts_text"] = "; ".join(f"{rule if row.regime == SGD else row.regime}: {row.verdict}"
+                                                for row in sensitivity.itertuples())
     flips = sensitivity[sensitivity["verdict"] != verdict]
     numbers["sensitivity_text"] = (
         f"the verdict is the same in all {len(sensitivity)} regimes of the sensitivity table" if flips.empty else
@@ -246,8 +248,11 @@ def _c10_numbers(d: RatesDesign, P: Size, verdict: str, parts: dict[str, str],
 
 
 def _c10_row(n: dict[str, Any], seeds: int) -> dict[str, Any]:
-    ours = (f"early rates ∝ γ^k under plain SGD (lr {n['sgd_lr']:g}, the theory's regime): memorization "
-            f"k = {n['exp_mem_text']}, reasoning (OOD margin) k = {n['exp_rea_text']}; under AdamW: "
+    check = "" if "check_lr" not in n else (
+        f"; at lr {n['check_lr']:g} memorization k = {n['check_exp_mem']:.2f}, reasoning k = {n['check_exp_rea']:.2f} "
+        f"({'both inside' if n['check_mem_stable'] and n['check_rea_stable'] else 'not both inside'} the intervals)")
+    ours = (f"early rates ∝ γ^k under plain SGD (lr {n['sgd_lr']:g}, the rule's regime): memorization "
+            f"k = {n['exp_mem_text']}, reasoning (OOD margin) k = {n['exp_rea_text']}{check}; under AdamW: "
             f"{n['adamw_exp_mem_text']} and {n['adamw_exp_rea_text']}; theory's edge (time scale fitted "
             f"at γ 1) vs measured: mean |Δ| {n['overlay_mae']:.0f} steps, {n['overlay_inside']}/{n['overlay_n']} "
             f"inside the measured bracket")
