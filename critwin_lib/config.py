@@ -202,6 +202,7 @@ SGD_MOMENTUM = 0.9  # the momentum of every SGD run (claim C12)
 # Which parameters weight decay shrinks: "all"; "matrices" (2-D weights, embeddings included: not LayerNorm or
 # biases); "matrices-no-embeddings" (the paper's set, its §4: the same without the token and position embeddings).
 WD_PARAMS = ("all", "matrices", "matrices-no-embeddings")
+PAPER_WD_PARAMS = WD_PARAMS[2]  # the decay set the paper names
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from critwin_lib.claims.core import fetch
 from critwin_lib.sizes import get_profile
 from critwin_lib.store import Store
 
-PAPER_SET = "matrices-no-embeddings"
+PAPER_SET = config.PAPER_WD_PARAMS
 LADDER = (1.0, 2.0, 4.0)  # multipliers of λ, tried in this order, each only where the one before failed
 # Per length: the protocol the claims' check runs under (the paper's set), the full-run λ of the claims (the budget
 # of their 25 % window: quick λ 6 × 0.25, paper λ 12 × 0.25) and the seeds (quick 0-7; paper 0-3, the calibration's).

@@ -98,13 +98,10 @@ def decay_lambdas(decay_protocol: str, decay_window_lambda: float, main: str) ->
     if not decay_protocol:
         return {}
     pr = protocol.get_protocol(decay_protocol, "decay_protocol")
-    if pr.wd_params != PAPER_DECAY_SET or decay_protocol == main:
+    if pr.wd_params != config.PAPER_WD_PARAMS or decay_protocol == main:
         raise config.ConfigError(f"decay_protocol: must be a protocol with the paper's decay set "
-                                 f"({PAPER_DECAY_SET!r}) other than the page's, got {decay_protocol!r}")
+                                 f"({config.PAPER_WD_PARAMS!r}) other than the page's, got {decay_protocol!r}")
     return {decay_protocol: core.window_lambda(decay_protocol, decay_window_lambda)}
-
-
-PAPER_DECAY_SET = "matrices-no-embeddings"  # the paper's §4: token and position embeddings not decayed
 
 
 def with_shared_none(per_run: pd.DataFrame, main: str, decay_protocol: str) -> pd.DataFrame:
