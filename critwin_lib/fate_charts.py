@@ -1,5 +1,6 @@
 """Charts of fates over seeds: how many seeds reach each fate per condition, and the share that reasons
-against the window's onset with its exact interval. Styling comes from `plotting`."""
+against the window's onset with its exact interval; the fine onset grid in mean OOD accuracy beside the paper's
+cliff. Styling comes from `plotting`."""
 
 from __future__ import annotations
 
@@ -98,11 +99,25 @@ def answers_chart(answers: pd.DataFrame, start: int, end: int, title: str) -> al
         column=alt.Column("run:N", title=None)).properties(title=title)
 
 
-def cliff_chart(table: pd.DataFrame, paper: pd.DataFrame, title: str, level: float | None = None) -> alt.LayerChart:
-    """`share_chart` on a fine onset grid with the share the paper's cliff implies drawn beside it (grey, dashed;
-    `paper`: onset, share)."""
+def cliff_chart(table: pd.DataFrame, paper: pd.DataFrame, title: str) -> alt.LayerChart:
+    """Mean final OOD accuracy against the onset on a fine grid (line) with its 95 % BCa interval over seeds
+    (bars), the no-weight-decay mean as a dashed line, and the paper's cliff in the same metric (grey, dashed;
+    `paper`: onset, ood). `table`: a `fates.share_table` by onset (-1: no weight decay)."""
+    t = table[table["onset"] >= 0]
+    X = alt.X("onset:Q", title="window onset (step)")
+    Y = alt.Y("final_ood:Q", title="mean OOD accuracy (4,3)", scale=alt.Scale(domain=[0, 1]))
+    bars = alt.Chart(t).mark_errorbar(thickness=1.5, color=COLORS["window"]).encode(
+        x=X, y=alt.Y("ood_lo:Q", title="mean OOD accuracy (4,3)"), y2="ood_hi:Q")
+    line = alt.Chart(t).mark_line(point=True, strokeWidth=2, color=COLORS["window"]).encode(
+        x=X, y=Y, tooltip=["onset:Q", "seeds:Q", "reasoning:Q", alt.Tooltip("final_ood:Q", format=".2f"),
+                           alt.Tooltip("ood_lo:Q", format=".2f"), alt.Tooltip("ood_hi:Q", format=".2f")])
     claimed = alt.Chart(paper.assign(curve="the paper's cliff")).mark_line(strokeDash=[6, 3], color="#999").encode(
-        x="onset:Q", y="share:Q", tooltip=["curve:N", "onset:Q", alt.Tooltip("share:Q", format=".2f")])
+        x="onset:Q", y="ood:Q", tooltip=["curve:N", "onset:Q", alt.Tooltip("ood:Q", format=".2f")])
     label = alt.Chart(paper.tail(1).assign(text="the paper's cliff")).mark_text(
-        align="right", dy=-8, fontSize=11, color="#777").encode(x="onset:Q", y="share:Q", text="text:N")
-    return alt.layer(claimed, label, share_chart(table, title, level)).properties(title=title)
+        align="right", dy=-8, fontSize=11, color="#777").encode(x="onset:Q", y="ood:Q", text="text:N")
+    layers = alt.layer(claimed, label, bars, line)
+    none = table[table["onset"] < 0]
+    if len(none):
+        layers += alt.Chart(none.assign(text="no weight decay")).mark_rule(strokeDash=[4, 3], color="#555").encode(
+            y="final_ood:Q", tooltip=["text:N", alt.Tooltip("final_ood:Q", title="mean OOD", format=".2f")])
+    return layers.properties(title=title, width=WIDTH, height=HEIGHT)

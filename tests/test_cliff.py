@@ -33,9 +33,11 @@ def test_the_cliff_design_reuses_the_coarse_sweeps_seeds_and_baseline():
                            protocol_name="no-such-protocol")
 
 
-def _runs(shares: dict[int, list[bool]]) -> pd.DataFrame:
-    return pd.DataFrame([{"seed": s, "onset": o, "fate": "reasoning" if r else "memorizing"}
-                         for o, fates in shares.items() for s, r in enumerate(fates)])
+def _runs(shares: dict[int, list[bool]], reasoning_ood: float = 1.0) -> pd.DataFrame:
+    """A reasoning run ends at OOD `reasoning_ood`, a memorizing one at chance (0.15)."""
+    return pd.DataFrame([{"seed": s, "onset": o, "fate": "reasoning" if r else "memorizing",
+                          "final_ood": reasoning_ood if r else fates.CHANCE_OOD}
+                         for o, fates_ in shares.items() for s, r in enumerate(fates_)])
 
 
 def test_adjacent_jumps_pairs_onsets_within_the_span_with_an_exact_paired_test():
@@ -59,13 +61,14 @@ def test_the_old_onset_rule_reads_stored_runs_only(tmp_path):
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
-def _grid_runs(curve: list[float], n_seeds: int, seed: int = 0, step: int = 32) -> pd.DataFrame:
+def _grid_runs(curve: list[float], n_seeds: int, seed: int = 0, step: int = 32, reasoning_ood: float = 1.0
+               ) -> pd.DataFrame:
     """Seeds reasoning independently with the given share at each onset (onsets 0, step, 2·step, ...)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     x = rng.random((n_seeds, len(curve))) < np.asarray(curve)
-    return _runs({i * step: list(x[:, i]) for i in range(len(curve))})
+    return _runs({i * step: list(x[:, i]) for i in range(len(curve))}, reasoning_ood)
 
 
 def test_block_changes_read_the_share_between_neighbouring_blocks():
@@ -86,16 +89,30 @@ def test_the_cliff_rule_reaches_each_state():
 
 def test_a_sharp_cliff_holds_and_a_flat_grid_is_rejected():
     sharp = cliff.read_cliff(_grid_runs([0.0] * 12 + [1.0] * 12, 8), resolution=32)
-    assert sharp.state == rules.HOLDS and sharp.steepest == 1.0 and sharp.steepest_at == 12 * 32
-    assert sharp.p_steepest < 0.01 and sharp.bracket == 1.0
+    assert sharp.state == rules.HOLDS and sharp.steepest == pytest.approx(0.85) and sharp.steepest_at == 12 * 32
+    assert sharp.p_steepest < 0.01 and sharp.bracket == pytest.approx(0.85) and sharp.shares.iloc[-1] == 1.0
+    assert "steepest rise in mean OOD accuracy" in sharp.text()
     flat = cliff.read_cliff(_grid_runs([0.5] * 24, 12, seed=3), resolution=32)
     assert flat.state == rules.REJECTED and flat.bracket_hi < cliff.CLIFF_JUMP
-    assert "a rise of 0.4 takes" in flat.text()
+    assert cliff.CLIFF_JUMP == pytest.approx(0.61 - 0.15) and "a rise of 0.46 takes" in flat.text()
     gradual = cliff.read_cliff(_grid_runs([i / 23 for i in range(24)], 8, seed=1), resolution=32)
     assert gradual.slope > 0 and gradual.slope_lo < gradual.slope < gradual.slope_hi
-    assert gradual.width(gradual.slope) == pytest.approx(100 * 0.4 / gradual.slope)
+    assert gradual.width(gradual.slope) == pytest.approx(100 * 0.46 / gradual.slope)
     falling = cliff.read_cliff(_grid_runs([1.0] * 12 + [0.0] * 12, 8), resolution=32, falling=True)
-    assert falling.state == rules.HOLDS and falling.steepest == 1.0 and falling.slope > 0
+    assert falling.state == rules.HOLDS and falling.steepest == pytest.approx(0.85) and falling.slope > 0
+
+
+def test_the_cliff_is_read_in_the_papers_metric_and_the_old_share_rule_is_kept_for_the_history():
+    """Seeds that all switch at one onset to a weak reasoning (final OOD 0.5, the training set fitted): the share
+    of reasoning seeds jumps by 1 (a cliff by the old rule's 0.4), mean OOD by 0.35, short of the paper's 0.15 →
+    0.61 (0.46), and a bracket that cannot hold that jump rejects it."""
+    runs = _grid_runs([0.0] * 12 + [1.0] * 12, 8, reasoning_ood=0.5)
+    ood, share = cliff.read_cliff(runs, resolution=32), cliff.read_cliff(runs, resolution=32, value=cliff.SHARE)
+    assert share.state == rules.HOLDS and share.steepest == 1.0 and share.jump == 0.4
+    assert ood.steepest == pytest.approx(0.35) and ood.bracket_hi < cliff.CLIFF_JUMP and ood.state == rules.REJECTED
+    assert "reasoning share" in share.text() and "a rise of 0.40 takes" in share.text()
+    with pytest.raises(ValueError, match="^value:"):
+        cliff.read_cliff(runs, resolution=32, value="max_ood")
     few = cliff.read_cliff(_grid_runs([0.0] * 3 + [1.0] * 3, 8), resolution=32)
     assert few.state == rules.UNDECIDED and "too few onsets" in few.text()
 
@@ -103,8 +120,16 @@ def test_a_sharp_cliff_holds_and_a_flat_grid_is_rejected():
 def test_the_papers_cliff_and_the_power_of_the_fine_grid():
     grid = sorted(cliff.fine_grid(get_profile("quick"), 0.125, 0.25))
     curve = cliff.paper_curve(grid, 32)
-    assert curve[0] == 0 and curve[-1] == pytest.approx(fates.paper_share(0.93))
+    assert curve[0] == 0.15 and curve[-1] == pytest.approx(0.93)  # the paper's mean OOD accuracy
+    tiled = cliff.paper_curve(list(range(0, 801, 100)), 100)  # its edge at 400
+    assert tiled[4:].tolist() == pytest.approx([0.15, 0.61, 0.61 + 0.32 / 3, 0.61 + 0.64 / 3, 0.93])
     assert curve[::-1].tolist() == cliff.paper_curve(grid, 32, falling=True).tolist()
+    share = cliff.paper_curve(grid, 32, value=cliff.SHARE)
+    assert share[0] == 0 and share[-1] == pytest.approx(fates.paper_share(0.93))
+    import numpy as np
+
+    draws = cliff.paper_draws(np.random.default_rng(0), (20_000, len(curve)), curve)
+    assert set(np.unique(draws)) <= {0.15, 1.0} and np.allclose(draws.mean(axis=0), curve, atol=0.01)
     assert cliff.cliff_power(grid, 32, 8, draws=50, n_perm=200) >= 0.9  # the paper's cliff is found
     assert cliff.cliff_power(grid[:5], 32, 8) == 0.0  # too few onsets to read
 
@@ -146,14 +171,14 @@ def test_the_null_keeps_each_seeds_sequence_and_the_papers_cliff_can_be_excluded
     """Seeds that each switch sharply but at their own onset make no population cliff: against circular shifts of
     each seed's sequence (the null since 2026-12-06) their steepest block change is ordinary, and each seed's switch
     onset is reported with their spread; a grid far flatter than the paper's cliff would give rejects the part even
-    where the bracket's change cannot be bounded below 0.4."""
+    where the bracket's change cannot be bounded below the paper's jump."""
     import numpy as np
 
     grid = list(range(0, 24 * 32, 32))
     rows = []
     for seed in range(8):  # seed k switches from memorizing to reasoning at onset 3k (one switch each)
-        rows += [{"onset": o, "seed": seed, "fate": "reasoning" if i >= 3 * seed else "memorizing"}
-                 for i, o in enumerate(grid)]
+        rows += [{"onset": o, "seed": seed, "fate": "reasoning" if i >= 3 * seed else "memorizing",
+                  "final_ood": 1.0 if i >= 3 * seed else 0.15} for i, o in enumerate(grid)]
     staggered = cliff.read_cliff(pd.DataFrame(rows), resolution=32)
     assert staggered.p_steepest > 0.05  # each seed switches sharply, the seeds do not switch together
     on = staggered.switches

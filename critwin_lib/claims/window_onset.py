@@ -100,7 +100,7 @@ class C4Result(ClaimResult):
     steps: int
     cliff: cliff.Cliff | None = None  # the fine grid's reading (None: no fine grid at this profile)
     cliff_table: pd.DataFrame | None = None  # its share per onset (`fates.share_table`; -1: no weight decay)
-    cliff_paper: pd.DataFrame | None = None  # the share per onset the paper's cliff implies (onset, share)
+    cliff_paper: pd.DataFrame | None = None  # the paper's cliff per onset in mean OOD accuracy (onset, ood)
 
     def length_curves(self) -> pd.DataFrame:
         """The curves by onset, named by the onset's share of the run (the two lengths' onsets in steps differ)."""
@@ -146,7 +146,8 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
     for proto, metric, runs in fates.by_protocol_and_metric(per_run[per_run["onset"] >= 0]):
         f = None
         if proto == main and metric in fine_by_metric:
-            f = fine if metric == "final" else cliff.read_cliff(fine_by_metric[metric], resolution, d.cliff.falling)
+            f = fine if metric == "final" else cliff.read_cliff(_in_metric(fine_by_metric[metric], metric),
+                                                                 resolution, d.cliff.falling)
         v, p, e = decide_c4(runs, step, resolution, f)
         sens.append({"protocol": proto, "metric": metric, "seeds": int(runs["seed"].nunique()), "verdict": v,
                      "edge": e.edge, "edge_lo": e.lo, "edge_hi": e.hi, "found": e.found,
@@ -186,13 +187,21 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                    length_name=length_name(P.name, P.steps))
     numbers["glance_text"] = f"{numbers['range_text']}, and {numbers['fall_text']}"
     if fine is not None:
-        numbers.update(_cliff_numbers(fine, d.cliff))
+        numbers.update(_cliff_numbers(fine, d.cliff),
+                       **_old_cliff_numbers(cliff.read_cliff(fine_runs, resolution, d.cliff.falling,
+                                                             value=cliff.SHARE)))
         cliff_table = fates.share_table(fine_runs, ["onset"]).sort_values("onset").reset_index(drop=True)
         grid = sorted(d.cliff.grid)
-        paper = pd.DataFrame({"onset": grid, "share": cliff.paper_curve(grid, resolution, d.cliff.falling)})
+        paper = pd.DataFrame({"onset": grid, "ood": cliff.paper_curve(grid, resolution, d.cliff.falling)})
     return C4Result(rows=[row], numbers=numbers, summary=d.summary, table=table, per_run=per_run, curves=curves,
                     edge=edge, parts=parts, sensitivity=sens, steps=P.steps, cliff=fine, cliff_table=cliff_table,
                     cliff_paper=paper)
+
+
+def _in_metric(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Runs whose `final_ood` is the sensitivity row's OOD metric, so the cliff's rule (which reads mean final OOD)
+    reads that metric's OOD as it reads that metric's fates."""
+    return runs.assign(final_ood=runs[fates.METRICS.get(metric, "final_ood")])
 
 
 def _fine_runs(fine: cliff.CliffDesign | None, results_dir: str, train_missing: bool, workers: int, length: int,
@@ -226,13 +235,13 @@ def cliff_texts(fine: cliff.Cliff | None, profile: str, steps: int,
     way = "falls" if fine.falling else "rises"
     return {"cliff_answer": CLIFF_ANSWER[fine.state],
             "cliff_short": (f"at {length_name(profile, steps)}, onsets every {fine.resolution} steps from "
-                            f"{min(fine.grid):,} to {max(fine.grid):,} with {fine.seeds} seeds each: the share of "
-                            f"reasoning seeds {way} by {fine.bracket:+.2f} across that bracket (95 % interval "
+                            f"{min(fine.grid):,} to {max(fine.grid):,} with {fine.seeds} seeds each: {fine.what} "
+                            f"{way} by {fine.bracket:+.2f} across that bracket (95 % interval "
                             f"{fine.bracket_lo:+.2f} to {fine.bracket_hi:+.2f}), at most {fine.steepest:+.2f} between "
                             f"neighbouring blocks {fine.span} steps apart (p {fine.p_steepest:.3f} against shifted "
-                            f"seed sequences), against the paper's jump of at least {cliff.CLIFF_JUMP:g} within "
-                            f"{fine.span} steps; {fine.switch_text()}; the paper's cliff gives a grid no steeper in "
-                            f"{100 * fine.paper_p:.1f} % of simulations")}
+                            f"seed sequences), against the paper's jump of at least {fine.jump:.2f} (0.15 to 0.61) "
+                            f"within {fine.span} steps; {fine.switch_text()}; the paper's cliff gives a grid no "
+                            f"steeper in {100 * fine.paper_p:.1f} % of simulations")}
 
 
 def unread_texts(numbers: dict[str, Any], profile: str) -> dict[str, str]:
@@ -259,14 +268,13 @@ def _cliff_numbers(fine: cliff.Cliff, design: cliff.CliffDesign) -> dict[str, An
     grid = sorted(design.grid)
     return {"cliff_state": fine.state, "cliff_text": fine.text(), "cliff_falling": fine.falling,
             "cliff_seeds": fine.seeds, "cliff_onsets": len(grid), "cliff_lo": grid[0], "cliff_hi": grid[-1],
-            "cliff_resolution": fine.resolution, "cliff_span": fine.span, "cliff_jump": cliff.CLIFF_JUMP,
+            "cliff_resolution": fine.resolution, "cliff_span": fine.span, "cliff_jump": fine.jump,
             "cliff_steepest": fine.steepest, "cliff_steepest_at": fine.steepest_at, "cliff_p": fine.p_steepest,
             "cliff_bracket": fine.bracket, "cliff_bracket_lo": fine.bracket_lo, "cliff_bracket_hi": fine.bracket_hi,
             "cliff_slope": fine.slope, "cliff_slope_lo": fine.slope_lo, "cliff_slope_hi": fine.slope_hi,
             "cliff_width": fine.width(fine.slope), "cliff_paper_p": fine.paper_p,
             "cliff_switch_text": fine.switch_text(),
-            "cliff_power": cliff.cliff_power(grid, fine.resolution,
-                                                                                    fine.seeds, fine.falling)}
+            "cliff_power": cliff.cliff_power(grid, fine.resolution, fine.seeds, fine.falling)}
 
 
 def _rest_text(table: pd.DataFrame) -> str:
@@ -390,3 +398,10 @@ def c04b(*, results_dir: str, train_missing: bool = True, workers: int = -1, **p
                     "not studied", ours, P.name, n, verdict)
     return C4bResult(rows=[row], numbers=numbers, summary=d.summary, table=table, per_run=per_run, edges=edges,
                      shift=shift, parts=parts, steps=P.steps)
+
+
+def _old_cliff_numbers(old: cliff.Cliff) -> dict[str, Any]:
+    """What the cliff's rule before 2026-12-07 (reasoning shares against a jump of 0.4) gives on the same grid
+    (`cliff_old_...`), for the page's rule history."""
+    return {"cliff_old_state": old.state, "cliff_old_steepest": old.steepest, "cliff_old_p": old.p_steepest,
+            "cliff_old_paper_p": old.paper_p, "cliff_old_bracket_hi": old.bracket_hi}
