@@ -121,3 +121,21 @@ def cliff_chart(table: pd.DataFrame, paper: pd.DataFrame, title: str) -> alt.Lay
         layers += alt.Chart(none.assign(text="no weight decay")).mark_rule(strokeDash=[4, 3], color="#555").encode(
             y="final_ood:Q", tooltip=["text:N", alt.Tooltip("final_ood:Q", title="mean OOD", format=".2f")])
     return layers.properties(title=title, width=WIDTH, height=HEIGHT)
+
+
+def seed_grid_chart(runs: pd.DataFrame, title: str) -> alt.Chart:
+    """Each seed's fate at each onset of a fine grid, one row per seed (`runs`: onset, seed, fate, final_ood and
+    the seed's `switch onset`, NaN where it never switches): whether the seeds switch together (a column where
+    the colour changes in every row) or each at its own onset (a staircase)."""
+    grid = sorted(runs["onset"].unique())
+    every = max(1, len(grid) // 8)
+    shown = [int(o) for o in grid[::every]]
+    return alt.Chart(runs).mark_rect(stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("onset:O", title="window onset (step)",
+                axis=alt.Axis(values=shown, labelAngle=0, labelExpr="format(datum.value, ',')")),
+        y=alt.Y("seed:O", title="seed"),
+        color=alt.Color("fate:N", scale=fate_scale(), title="fate",
+                        legend=alt.Legend(symbolType="square", symbolSize=120)),
+        tooltip=["seed:O", "onset:Q", "fate:N", alt.Tooltip("final_ood:Q", title="final OOD", format=".2f"),
+                 alt.Tooltip("switch onset:Q", format=",.0f")],
+    ).properties(title=title, width=WIDTH, height=alt.Step(18))

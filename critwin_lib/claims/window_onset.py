@@ -101,6 +101,7 @@ class C4Result(ClaimResult):
     cliff: cliff.Cliff | None = None  # the fine grid's reading (None: no fine grid at this profile)
     cliff_table: pd.DataFrame | None = None  # its share per onset (`fates.share_table`; -1: no weight decay)
     cliff_paper: pd.DataFrame | None = None  # the paper's cliff per onset in mean OOD accuracy (onset, ood)
+    cliff_runs: pd.DataFrame | None = None  # the fine grid's window runs (onset, seed, fate, final_ood, switch onset)
 
     def length_curves(self) -> pd.DataFrame:
         """The curves by onset, named by the onset's share of the run (the two lengths' onsets in steps differ)."""
@@ -182,7 +183,7 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                        f"({fine.seeds} seeds): {fine.text()}" if fine is not None and fine.grid else ""),
                     P.name, n, verdict)
     curves = stats.mean_ci(history[history["protocol"] == main], ["onset", "step"], "acc/test_ood")
-    cliff_table = paper = None
+    cliff_table = paper = seeds_grid = None
     numbers.update(_range_numbers(table, n), **cliff_texts(fine, P.name, P.steps, (edge, fall)),
                    length_name=length_name(P.name, P.steps))
     numbers["glance_text"] = f"{numbers['range_text']}, and {numbers['fall_text']}"
@@ -193,9 +194,11 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
         cliff_table = fates.share_table(fine_runs, ["onset"]).sort_values("onset").reset_index(drop=True)
         grid = sorted(d.cliff.grid)
         paper = pd.DataFrame({"onset": grid, "ood": cliff.paper_curve(grid, resolution, d.cliff.falling)})
+        seeds_grid = fine_runs[fine_runs["onset"] >= 0][["onset", "seed", "fate", "final_ood"]].merge(
+            fine.switches.rename("switch onset"), left_on="seed", right_index=True, how="left")
     return C4Result(rows=[row], numbers=numbers, summary=d.summary, table=table, per_run=per_run, curves=curves,
                     edge=edge, parts=parts, sensitivity=sens, steps=P.steps, cliff=fine, cliff_table=cliff_table,
-                    cliff_paper=paper)
+                    cliff_paper=paper, cliff_runs=seeds_grid)
 
 
 def _in_metric(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
