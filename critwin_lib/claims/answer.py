@@ -82,11 +82,11 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
         n = c1.numbers
         out.append(f"At {name}, weight decay during one 25 % window makes {n['k_window']} of {n['seeds']} seeds "
                    f"reason, against {n['k_none']} without weight decay and {n['k_full']} with full-run weight decay "
-                   f"of the same budget (C1: {n['verdict']}).")
+                   f"of the same budget (C1: {n['verdict']}{decay_clause(n, {'C1': ''})}).")
     if c23 is not None:
         n = c23.numbers
         counts = (f"early {n['k_early']}, middle {n['k_middle']}, late {n['k_late']} of {n['seeds']} seeds reason; "
-                  f"C3: {n['verdict_c3']}")
+                  f"C3: {n['verdict_c3']}{decay_clause(n, {'C2': 'c2_', 'C3': 'c3_'})}")
         out.append({"not reproduced": f"It is not a critical window in the paper's sense: the same budget placed early "
                                       f"or late works too ({counts}).",
                     "reproduced": f"It is critical in the paper's sense: the same budget placed early or late leaves "
@@ -101,6 +101,15 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
     return " ".join(out)
 
 
+def decay_clause(numbers: dict, claims: dict[str, str]) -> str:
+    """'; under the paper's decay set ...: <claim> <verdict>' for each claim ({id: its numbers' key prefix}) whose
+    verdict under the paper's decay set differs from the page's (`placement_design.decay_numbers`); '' where none
+    does or the decay set's runs are not read."""
+    differs = [f"{c} {numbers[f'{k}decay_verdict']}" for c, k in claims.items() if numbers.get(f"{k}decay_differs")]
+    return (f"; with the token and position embeddings not decayed, as in the paper: {', '.join(differs)}"
+            if differs else "")
+
+
 def _paper_sentence(results_dir: str | Path) -> str:
     """What the paper's length (20,000 steps, the paper's 25 % windows) shows so far, with its seed counts where a
     page's runs are all stored (the design before it, windows half the run long, is on the pages)."""
@@ -112,6 +121,7 @@ def _paper_sentence(results_dir: str | Path) -> str:
                          "trained)")
             continue
         n, says = side.result.numbers, ", ".join(f"{r['claim']}: {r['verdict']}" for r in side.result.rows)
+        says += decay_clause(n, {C1_STEM: {"C1": ""}, C23_STEM: {"C2": "c2_", "C3": "c3_"}}.get(stem, {}))
         parts.append({C1_STEM: f"the middle window makes {n.get('k_window')} of {n.get('seeds')} seeds reason, "
                                f"full-run weight decay of the same budget {n.get('k_full')} and none "
                                f"{n.get('k_none')} ({says})",
