@@ -201,3 +201,7 @@ def test_the_paper_lengths_fine_grid_tiles_the_falling_bracket_with_the_coarse_s
     coarse = {k for k in registry.design_at(c4, "paper").keys}
     fine = {k for k in d.cliff.keys}
     assert len(fine & coarse) == 8 * 3  # the bracket's ends and no weight decay are the coarse sweep's runs
+    from critwin_lib.claims import lengths
+
+    assert lengths.upcoming_cliff_power("c04_sharp_onset", "paper") >= 0.8  # the page states it beside the design
+    assert math.isnan(lengths.upcoming_cliff_power("c04_sharp_onset", "quick"))  # none registered there

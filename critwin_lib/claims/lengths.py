@@ -7,13 +7,14 @@ says how many are.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from critwin_lib.claims import registry, scoreboard
+from critwin_lib.claims import cliff, registry, scoreboard
 from critwin_lib.claims.core import ClaimResult
 from critwin_lib.sizes import length_name
 
@@ -118,3 +119,16 @@ def _curves(result: ClaimResult | None, profile: str, steps: int) -> pd.DataFram
         return pd.DataFrame(columns=CURVE_COLUMNS)
     name = length_name(profile, steps)
     return c.assign(length=name, profile=profile, frac=c["step"] / steps)[CURVE_COLUMNS]
+
+
+def upcoming_cliff_power(stem: str, profile: str) -> float:
+    """The power against the paper's cliff (`cliff.cliff_power`) of the fine onset grid that page `stem` registers
+    at `profile` before its runs (`Page.upcoming`), with its onsets, seeds and direction; NaN where it registers
+    none there."""
+    p = registry.page(stem)
+    if profile not in p.upcoming:
+        return math.nan
+    fine = getattr(p.design(**registry.design_params(registry.upcoming_defaults(p, profile))), "cliff", None)
+    if fine is None:
+        return math.nan
+    return cliff.cliff_power(sorted(fine.grid), fine.resolution, len(fine.seeds), fine.falling)
