@@ -100,6 +100,15 @@ def test_a_sharp_cliff_holds_and_a_flat_grid_is_rejected():
     assert gradual.width(gradual.slope) == pytest.approx(100 * 0.46 / gradual.slope)
     falling = cliff.read_cliff(_grid_runs([1.0] * 12 + [0.0] * 12, 8), resolution=32, falling=True)
     assert falling.state == rules.HOLDS and falling.steepest == pytest.approx(0.85) and falling.slope > 0
+    few_runs = _grid_runs([0.0] * 3 + [1.0] * 3, 8)
+    few = cliff.read_cliff(few_runs, resolution=32)
+    assert few.state == rules.UNDECIDED and "too few onsets" in few.text()
+    from critwin_lib.claims import window_onset
+
+    grid = window_onset.seed_grid(few_runs, few)  # the seed-by-seed chart's frame, even where nothing is read
+    assert len(grid) == 6 * 8 and grid["switch onset"].isna().all()
+    sharp_grid = window_onset.seed_grid(_grid_runs([0.0] * 12 + [1.0] * 12, 8), sharp)
+    assert (sharp_grid["switch onset"] == 12 * 32).all()
 
 
 def test_the_cliff_is_read_in_the_papers_metric_and_the_old_share_rule_is_kept_for_the_history():
@@ -113,8 +122,6 @@ def test_the_cliff_is_read_in_the_papers_metric_and_the_old_share_rule_is_kept_f
     assert "reasoning share" in share.text() and "a rise of 0.40 takes" in share.text()
     with pytest.raises(ValueError, match="^value:"):
         cliff.read_cliff(runs, resolution=32, value="max_ood")
-    few = cliff.read_cliff(_grid_runs([0.0] * 3 + [1.0] * 3, 8), resolution=32)
-    assert few.state == rules.UNDECIDED and "too few onsets" in few.text()
 
 
 def test_the_papers_cliff_and_the_power_of_the_fine_grid():

@@ -194,11 +194,18 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
         cliff_table = fates.share_table(fine_runs, ["onset"]).sort_values("onset").reset_index(drop=True)
         grid = sorted(d.cliff.grid)
         paper = pd.DataFrame({"onset": grid, "ood": cliff.paper_curve(grid, resolution, d.cliff.falling)})
-        seeds_grid = fine_runs[fine_runs["onset"] >= 0][["onset", "seed", "fate", "final_ood"]].merge(
-            fine.switches.rename("switch onset"), left_on="seed", right_index=True, how="left")
+        seeds_grid = seed_grid(fine_runs, fine)
     return C4Result(rows=[row], numbers=numbers, summary=d.summary, table=table, per_run=per_run, curves=curves,
                     edge=edge, parts=parts, sensitivity=sens, steps=P.steps, cliff=fine, cliff_table=cliff_table,
                     cliff_paper=paper, cliff_runs=seeds_grid)
+
+
+def seed_grid(fine_runs: pd.DataFrame, fine: cliff.Cliff) -> pd.DataFrame:
+    """The fine grid's window runs seed by seed (onset, seed, fate, final_ood) with each seed's own switch onset
+    (NaN where it never switches, or where the grid is too small to read)."""
+    runs = fine_runs[fine_runs["onset"] >= 0][["onset", "seed", "fate", "final_ood"]]
+    switches = fine.switches if fine.switches is not None else pd.Series(dtype=float)
+    return runs.merge(switches.rename("switch onset"), left_on="seed", right_index=True, how="left")
 
 
 def _in_metric(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
