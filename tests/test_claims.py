@@ -97,7 +97,7 @@ def test_shipped_claims_csv_and_glued_numbers_follow_from_the_shipped_results_on
     paper = [r for r in rows if r["profile"] == "paper"]  # the core claims at the paper's length
     assert [r["claim"] for r in paper] == ["C1", "C2", "C3", "C4"] and len(rows) == len(quick) + len(paper)
     assert all(r["verdict"] in (*VERDICTS, scoreboard.NOT_RUN) for r in paper)
-    assert [int(r["seeds"]) for r in paper] == [32, 12, 12, 8]  # C1 at look 3, C2/C3 at look 1, C4: 8 per onset
+    assert [int(r["seeds"]) for r in paper] == [32, 22, 22, 8]  # C1 at look 3, C2/C3 at look 2, C4: 8 per onset
 
 
 @pytest.mark.slow
@@ -406,7 +406,7 @@ def test_c2_to_c4_at_the_paper_length_run_the_25_percent_design_and_share_c1s_ru
                      (c4, registry.design_at(c4p, "paper", earlier=True))]:
         assert new.protocol == old.protocol == fit.protocol and new.fitted_reasoning and old.fitted_reasoning
         assert {s[1].train.lr for s in new.specs} == {2e-4} and {s[1].train.steps for s in new.specs} == {20_000}
-    assert c23.seeds == list(range(4, 16)) and c4.seeds == list(range(4, 12)) and c23.sequential_c3
+    assert c23.seeds == list(range(4, 26)) and c4.seeds == list(range(4, 12)) and c23.sequential_c3  # look 2
     assert {lab["condition"] for lab, _ in c23.specs} == {"none", "early", "middle", "late"}  # no span
     lams = {w[2] for s in c4.specs for w in s[1].wd.windows}
     assert lams == {12.0} and {w[1] - w[0] for s in c4.specs for w in s[1].wd.windows} == {5_000}

@@ -109,7 +109,7 @@ PAGES = (
          upcoming={"quick": C1_QUARTER_QUICK | DECAY_QUICK, "paper": DECAY_PAPER}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
     Page("c02_c03_budget_placement", ("C2", "C3"), budget_placement.c02_c03_design, budget_placement.c02_c03,
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C2_C3 | {"onset_fracs": []}},
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C2_C3 | {"onset_fracs": [], "n_seeds": 22}},  # look 2
          {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C2_C3 | {"onset_fracs": []}},
          upcoming={"quick": DECAY_QUICK, "paper": DECAY_PAPER}),
     Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04,
