@@ -82,11 +82,11 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
         n = c1.numbers
         out.append(f"At {name}, weight decay during one 25 % window makes {n['k_window']} of {n['seeds']} seeds "
                    f"reason, against {n['k_none']} without weight decay and {n['k_full']} with full-run weight decay "
-                   f"of the same budget (C1: {n['verdict']}{decay_clause(n, {'C1': ''})}).")
+                   f"of the same budget (C1: {n['verdict']}{decay_clause(n, DECAY_KEYS[C1_STEM])}).")
     if c23 is not None:
         n = c23.numbers
         counts = (f"early {n['k_early']}, middle {n['k_middle']}, late {n['k_late']} of {n['seeds']} seeds reason; "
-                  f"C3: {n['verdict_c3']}{decay_clause(n, {'C2': 'c2_', 'C3': 'c3_'})}")
+                  f"C3: {n['verdict_c3']}{decay_clause(n, DECAY_KEYS[C23_STEM])}")
         out.append({"not reproduced": f"It is not a critical window in the paper's sense: the same budget placed early "
                                       f"or late works too ({counts}).",
                     "reproduced": f"It is critical in the paper's sense: the same budget placed early or late leaves "
@@ -99,6 +99,10 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
                f"is {c4['cliff_answer']} {where}.")
     out.append(_paper_sentence(results_dir))
     return " ".join(out)
+
+
+# Per page, its claims with the key prefix of their decay-set numbers (`placement_design.decay_numbers`).
+DECAY_KEYS = {C1_STEM: {"C1": ""}, C23_STEM: {"C2": "c2_", "C3": "c3_"}}
 
 
 def decay_clause(numbers: dict, claims: dict[str, str]) -> str:
@@ -121,7 +125,7 @@ def _paper_sentence(results_dir: str | Path) -> str:
                          "trained)")
             continue
         n, says = side.result.numbers, ", ".join(f"{r['claim']}: {r['verdict']}" for r in side.result.rows)
-        says += decay_clause(n, {C1_STEM: {"C1": ""}, C23_STEM: {"C2": "c2_", "C3": "c3_"}}.get(stem, {}))
+        says += decay_clause(n, DECAY_KEYS.get(stem, {}))
         parts.append({C1_STEM: f"the middle window makes {n.get('k_window')} of {n.get('seeds')} seeds reason, "
                                f"full-run weight decay of the same budget {n.get('k_full')} and none "
                                f"{n.get('k_none')} ({says})",

@@ -316,8 +316,7 @@ def paper_draws(rng: np.random.Generator, shape: tuple[int, ...], curve: np.ndar
     (OOD 1) or sits at chance (0.15), with the probability that gives the curve's mean OOD (`fates.paper_share`):
     the most variable runs that mean allows, so a grid this flat is no rarer than under any other spread."""
     if value == OOD:
-        p = np.clip((curve - fates.CHANCE_OOD) / (1 - fates.CHANCE_OOD), 0.0, 1.0)
-        return np.where(rng.random(shape) < p, 1.0, fates.CHANCE_OOD)
+        return np.where(rng.random(shape) < fates.paper_share(curve), 1.0, fates.CHANCE_OOD)
     return (rng.random(shape) < curve).astype(float)
 
 

@@ -31,10 +31,11 @@ WHATEVER_FIT = "final, fitted or not"  # the rule before 2026-12-06, a sensitivi
 CHANCE_OOD = 0.15  # the paper's chance level on (4, 3)
 
 
-def paper_share(mean_ood: float, chance: float = CHANCE_OOD) -> float:
+def paper_share(mean_ood: float | np.ndarray, chance: float = CHANCE_OOD) -> float | np.ndarray:
     """The share of reasoning seeds a paper's mean OOD accuracy implies when seeds are bimodal (a seed reasons,
-    OOD ≈ 1, or sits at chance): (mean − chance) / (1 − chance), within [0, 1]."""
-    return min(1.0, max(0.0, (mean_ood - chance) / (1 - chance)))
+    OOD ≈ 1, or sits at chance): (mean − chance) / (1 − chance), within [0, 1]; elementwise on an array."""
+    share = np.clip((np.asarray(mean_ood, float) - chance) / (1 - chance), 0.0, 1.0)
+    return float(share) if share.ndim == 0 else share
 
 
 def with_fates(per_run: pd.DataFrame, ood: str = "final_ood", require_fit: bool = True) -> pd.DataFrame:
