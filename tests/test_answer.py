@@ -72,6 +72,9 @@ def test_the_paper_lengths_sentence_gives_each_read_pages_seed_counts_and_says_w
     assert "the middle window makes 18 of 22 seeds reason" in text and "(C1: inconclusive)" in text
     assert "C2/C3 not read yet (3 of 64 runs trained)" in text and "C4 not read yet" in text
     assert text.endswith(".")
+    read["c01_critical_window"][0].update(quarter_verdict="partly reproduced", k_quarter=9)
+    assert "(C1: inconclusive; the same window at a quarter of the budget makes 9 of 22 reason, partly " \
+           "reproduced)" in answer._paper_sentence("results")
 
 
 def test_the_plain_answer_is_at_most_five_sentences(monkeypatch):

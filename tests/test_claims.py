@@ -197,7 +197,7 @@ def test_the_paper_profile_runs_the_claims_under_the_protocol_calibrated_at_its_
     cfgs = registry.planned_runs("c01_critical_window", params)
     main = [c for c in cfgs if c.train.lr == 1e-4]  # the page's protocol (its sensitivity table adds mid-fit)
     windows = {w[2] for c in main for w in c.wd.windows}
-    assert main and windows == {36.0} and {c.train.steps for c in main} == {20_000}
+    assert main and windows == {36.0, 9.0} and {c.train.steps for c in main} == {20_000}  # 9: a quarter budget
     quick = registry.planned_runs("c01_critical_window", {**params, "profile": "quick"})
     assert {c.train.lr for c in quick} == {3e-4} and 6.0 in {w[2] for c in quick for w in c.wd.windows}
 

@@ -98,6 +98,25 @@ def test_no_weight_decay_counts_under_the_decay_set_for_its_seeds_and_its_verdic
     assert placement_design.decay_numbers(sens, "", "reproduced", "") == {}
 
 
+def test_the_decay_sets_counts_borrow_the_pages_no_weight_decay_and_need_a_fitted_training_set():
+    from critwin_lib.claims import placement_design
+
+    def run(protocol, condition, seed, ood, train=1.0):
+        return {"protocol": protocol, "condition": condition, "seed": seed, "final_ood": ood, "final_train": train,
+                "final_trained_shift": 0.9 if ood < 0.5 else 0.0, "final_other_shift": 0.0,
+                "final_other_share": 0.0}
+
+    runs = pd.DataFrame([run("a", "none", 0, 0.1), run("a", "none", 1, 0.9), run("a", "none", 2, 0.9),
+                         run("b", "window", 0, 0.95), run("b", "window", 1, 0.97, train=0.6),
+                         run("b", "full, equal budget", 0, 0.2), run("b", "full, equal budget", 1, 0.8)])
+    words = {"window": "window", "full, equal budget": "full-run", "none": "none"}
+    got = placement_design.decay_counts(runs, "a", "b", words)["decay_counts"]
+    assert got == "window 1, full-run 1, none 1 of 2 seeds"  # seed 2's none is not the decay set's; seed 1 unfitted
+    loose = placement_design.decay_counts(runs, "a", "b", words, require_fit=False)["decay_counts"]
+    assert loose == "window 2, full-run 1, none 1 of 2 seeds"
+    assert placement_design.decay_counts(runs, "a", "", words) == {}
+
+
 @pytest.mark.slow
 def test_the_c1_page_reads_the_decay_sets_row_at_smoke(tmp_path):
     from critwin_lib.claims import window_placement

@@ -169,7 +169,7 @@ def test_c10_check_lr_must_be_a_smaller_learning_rate(tmp_path, kw):
     assert not (tmp_path / "results").exists()
 
 
-def test_c10_reads_lr_0003_checked_at_0001_and_c1s_upcoming_design_adds_only_its_own_runs():
+def test_c10_reads_lr_0003_checked_at_0001():
     from critwin_lib.claims import registry
 
     c10 = registry.page("c10_two_timescales")
@@ -178,10 +178,25 @@ def test_c10_reads_lr_0003_checked_at_0001_and_c1s_upcoming_design_adds_only_its
     assert d.sgd_lr == 0.003 and d.check_lr == 0.001 and {rates.sgd_label(0.001), rates.sgd_label(0.01)} <= regimes
     per = {r: sum(m["regime"] == r for m, _ in d.rate_specs) for r in regimes}
     assert per[rates.SGD] == per[rates.sgd_label(0.001)] == per[rates.sgd_label(0.01)] == 7 * 12
+
+
+def test_c1_quick_reads_its_registered_readings_and_c2_c3s_upcoming_design_adds_only_decay_set_runs():
+    from critwin_lib.claims import registry
+
     c1 = registry.page("c01_critical_window")
-    now = registry.design_at(c1, "quick")
-    later = c1.design(**registry.design_params(registry.upcoming_defaults(c1, "quick")))
+    assert "quick" not in c1.upcoming  # read since its runs were stored
+    d = registry.design_at(c1, "quick")
+    assert sum(m["condition"] == "window, quarter budget" for m, _ in d.specs) == 48  # the quarter-budget window
+    decay = [m for m, _ in d.specs if m["protocol"] == "mid-fit-paper-decay"]
+    assert len(decay) == 64 and {m["condition"] for m in decay} == {"window", "full, equal budget"}
+    for earlier in (False, True):  # the paper length reads no decay-set row until its own runs are stored
+        assert {m["protocol"] for m, _ in registry.design_at(c1, "paper", earlier).specs} == {
+            "quarter-fit-matrices-20k"}
+    c23 = registry.page("c02_c03_budget_placement")
+    now = registry.design_at(c23, "quick")
+    later = c23.design(**registry.design_params(registry.upcoming_defaults(c23, "quick")))
     assert set(now.keys) < set(later.keys)
-    added = [m for m, cfg in later.specs if experiment.run_key(cfg) not in set(now.keys)]
-    assert sum(m["condition"] == "window, quarter budget" for m in added) == 48  # the quarter-budget window
-    assert sum(m["protocol"] == "mid-fit-paper-decay" for m in added) == 64  # the decay set: window, full × 32
+    added = [(m, cfg) for m, cfg in later.specs if experiment.run_key(cfg) not in set(now.keys)]
+    assert {m["protocol"] for m, _ in added} == {"mid-fit-paper-decay"} and len(added) == 3 * 32
+    shared = {experiment.run_key(cfg) for m, cfg in added if m["condition"] == "middle"}
+    assert len(shared) == 32 and shared <= set(d.keys)  # its middle window is C1's decay-set window

@@ -82,7 +82,8 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
         n = c1.numbers
         out.append(f"At {name}, weight decay during one 25 % window makes {n['k_window']} of {n['seeds']} seeds "
                    f"reason, against {n['k_none']} without weight decay and {n['k_full']} with full-run weight decay "
-                   f"of the same budget (C1: {n['verdict']}{decay_clause(n, DECAY_KEYS[C1_STEM])}).")
+                   f"of the same budget (C1: {n['verdict']}{decay_clause(n, DECAY_KEYS[C1_STEM])}"
+                   f"{quarter_clause(n)}).")
     if c23 is not None:
         n = c23.numbers
         counts = (f"early {n['k_early']}, middle {n['k_middle']}, late {n['k_late']} of {n['seeds']} seeds reason; "
@@ -114,6 +115,15 @@ def decay_clause(numbers: dict, claims: dict[str, str]) -> str:
             if differs else "")
 
 
+def quarter_clause(numbers: dict) -> str:
+    """'; the same window at a quarter of the budget: <k> of <n>, <verdict>' where C1's page reads its second reading
+    (the window at the full-run λ, the 'quarter_' numbers of `window_placement.c01`); '' where it does not."""
+    if "quarter_verdict" not in numbers:
+        return ""
+    return (f"; the same window at a quarter of the budget makes {numbers['k_quarter']} of {numbers['seeds']} "
+            f"reason, {numbers['quarter_verdict']}")
+
+
 def _paper_sentence(results_dir: str | Path) -> str:
     """What the paper's length (20,000 steps, the paper's 25 % windows) shows so far, with its seed counts where a
     page's runs are all stored (the design before it, windows half the run long, is on the pages)."""
@@ -125,7 +135,7 @@ def _paper_sentence(results_dir: str | Path) -> str:
                          "trained)")
             continue
         n, says = side.result.numbers, ", ".join(f"{r['claim']}: {r['verdict']}" for r in side.result.rows)
-        says += decay_clause(n, DECAY_KEYS.get(stem, {}))
+        says += decay_clause(n, DECAY_KEYS.get(stem, {})) + (quarter_clause(n) if stem == C1_STEM else "")
         parts.append({C1_STEM: f"the middle window makes {n.get('k_window')} of {n.get('seeds')} seeds reason, "
                                f"full-run weight decay of the same budget {n.get('k_full')} and none "
                                f"{n.get('k_none')} ({says})",

@@ -23,6 +23,7 @@ from critwin_lib.claims.placement_design import (
     build_design,
     check_fitted,
     close_steps,
+    decay_counts,
     decay_lambdas,
     decay_numbers,
     planned_looks,
@@ -213,6 +214,8 @@ def c02_c03(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                "fixed_c3": fixed_c3, **({"c3_seq_status": seq3.status()} if seq3 else {}),
                "c3_rest_text": fates.how_the_rest_end(table, ["early", "late", "none"]),
                **decay_numbers(sens2, d.decay_protocol, v2, "c2_"), **decay_numbers(sens3, d.decay_protocol, v3, "c3_"),
+               **decay_counts(per_run, main, d.decay_protocol, {c: c for c in ("early", "middle", "late", "none")},
+                              d.fitted_reasoning),
                **fates.part_numbers("c2_", parts2), **fates.part_numbers("c3_", parts3)}
     for c in ("early", "middle", "late", "none"):
         numbers.update({f"k_{c}": int(t.loc[c, "reasoning"]), f"share_{c}": float(t.loc[c, "share"]),

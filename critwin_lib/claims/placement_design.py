@@ -123,6 +123,20 @@ def decay_numbers(sens: pd.DataFrame, decay_protocol: str, verdict: str, prefix:
     return {f"{prefix}decay_verdict": v, f"{prefix}decay_differs": v != verdict}
 
 
+def decay_counts(per_run: pd.DataFrame, main: str, decay_protocol: str, conditions: dict[str, str],
+                 require_fit: bool = True) -> dict[str, Any]:
+    """How many seeds reason per condition under the paper's decay set, as one glued phrase ('decay_counts':
+    "window 26, full-run 19, none 0 of 32 seeds"; `conditions`: condition → its word there; the no-weight-decay
+    runs are the page's own, `with_shared_none`); nothing without the decay set's row."""
+    if not decay_protocol:
+        return {}
+    runs = with_shared_none(per_run, main, decay_protocol)
+    runs = fates.with_fates(runs[runs["protocol"] == decay_protocol], require_fit=require_fit)
+    k = (runs["fate"] == "reasoning").groupby(runs["condition"]).sum()
+    return {"decay_counts": ", ".join(f"{w} {int(k.get(c, 0))}" for c, w in conditions.items())
+            + f" of {runs['seed'].nunique()} seeds"}
+
+
 def close_steps(per_run: pd.DataFrame, close: dict[str, int | None], default: int, length: int) -> list[int]:
     """The step each run's window closes: `close[condition]` (None: the run's own window, `window_start +
     length`); conditions not in `close` (no window) at `default`."""

@@ -87,12 +87,12 @@ HALF_RUN_C4 = HALF_RUN.claim_params() | {"onset_fracs": HALF_RUN.onset_fracs()}
 BASIN_POOLED = {"n_seeds": 16, "gammas": [0.25, 0.5, 0.7, 1.0, 1.1, 1.5],
                 "windows": {"middle": 0.375, "early": 0.0, "late": 0.75}, "pooled": True, "none": True}
 
-# C1's second reading at the quick length (the C1 window at the full-run λ 1.5, a quarter of the budget), stated
-# with the 25 % window design (2026-12-06): the same looks and rule as the primary reading.
-C1_QUARTER_QUICK = {"quarter_budget": True}
 # The paper's decay set (token and position embeddings not decayed) as a sensitivity row of C1-C3, registered with
 # its check (the calibration page, 2026-12-06) before the claim runs: 32 seeds at quick, 12 at 20,000 steps (from
 # the design's first seed), at the claims' λ (the check passed at λ × 1 at quick); no weight decay is shared.
+# C1's quick page reads its row (and its quarter-budget reading, registered with the 25 % window design) since
+# their runs were stored (2026-12-07); the paper length keeps none until its own runs are.
+NO_DECAY_ROW = {"decay_protocol": "", "decay_n_seeds": 0}
 # C4's fine grid at 20,000 steps, by the rule registered with the 25 % window design: the coarse share crosses 0.5
 # once, falling between onsets 12,500 (5 of 8) and 15,000 (0 of 8), so that bracket is tiled every 100 steps with
 # the coarse sweep's 8 seeds (26 onsets, 192 runs to train; trained every other onset first).
@@ -104,9 +104,10 @@ DECAY_PAPER = {"decay_protocol": "quarter-fit-paper-decay-20k", "decay_window_la
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
     Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01,
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | {"slider_starts": [], "n_seeds": 32}},
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C1 | {"slider_starts": []}},
-         upcoming={"quick": C1_QUARTER_QUICK | DECAY_QUICK, "paper": DECAY_PAPER}),
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | NO_DECAY_ROW | {"slider_starts": [], "n_seeds": 32}},
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C1 | NO_DECAY_ROW | {"slider_starts": [],
+                                                                             "quarter_budget": False}},
+         upcoming={"paper": DECAY_PAPER}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
     Page("c02_c03_budget_placement", ("C2", "C3"), budget_placement.c02_c03_design, budget_placement.c02_c03,
          {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C2_C3 | {"onset_fracs": [], "n_seeds": 22}},  # look 2

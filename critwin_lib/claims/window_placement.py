@@ -25,6 +25,7 @@ from critwin_lib.claims.placement_design import (
     build_design,
     check_fitted,
     close_steps,
+    decay_counts,
     decay_lambdas,
     decay_numbers,
     planned_looks,
@@ -198,12 +199,13 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
                "fitted_verdict": fates.row_verdict(sens, main, fates.FITTED),
                "whatever_fit_verdict": fates.row_verdict(sens, main, fates.WHATEVER_FIT),
                **decay_numbers(sens, d.decay_protocol, verdict, ""),
+               **decay_counts(per_run, main, d.decay_protocol, DECAY_WORDS, d.fitted_reasoning),
                **fates.part_numbers("", parts)}
     for c in C1_ORDER:
         key = C1_KEYS[c]
         if c not in present:  # a condition this design does not run: its numbers are blank
-            numbers.update({f"{k}_{key}": math.nan for k in ("share", "share_lo", "share_hi", "ood", "max", "close",
-                                                              "train")} | {f"k_{key}": 0, f"fit_{key}": 0})
+            numbers.update({f"{k}_{key}": math.nan for k in ("share", "ood", "max", "close", "train")}
+                           | {f"share_{key}_lo": math.nan, f"share_{key}_hi": math.nan, f"k_{key}": 0, f"fit_{key}": 0})
             continue
         numbers.update({f"k_{key}": int(t.loc[c, "reasoning"]), f"share_{key}": float(t.loc[c, "share"]),
                         f"share_{key}_lo": float(t.loc[c, "share_lo"]), f"share_{key}_hi": float(t.loc[c, "share_hi"]),
@@ -238,6 +240,7 @@ def c01(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
 
 
 C1_ORDER = ["none", "window", QUARTER, "full, equal budget", "full, equal λ"]
+DECAY_WORDS = {"window": "window", "full, equal budget": "full-run", "none": "none"}  # the decay set's counts
 C1_KEYS = {"none": "none", "window": "window", QUARTER: "quarter", "full, equal budget": "full",
            "full, equal λ": "full_lambda"}
 
