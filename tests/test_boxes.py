@@ -59,3 +59,14 @@ def test_each_box_says_the_scoreboards_verdict_in_four_plain_lines(page):
 def test_the_internal_word_pattern_sees_ids_and_spares_plain_text():
     assert INTERNAL.search("under mid-fit-matrices") and INTERNAL.search("the onset_seeds") and INTERNAL.search("nan")
     assert not INTERNAL.search("γ 0.5: 11 of 12, mean OOD 0.70 [0.40, 0.88], 25 % of the run")
+
+
+def test_c1s_caveat_says_a_verdict_that_differs_under_the_papers_decay_set():
+    n = _numbers("c01_critical_window")
+    sens = pd.DataFrame({"verdict": [n["verdict"]]})
+    same = boxes.c01_box({**n, "decay_verdict": n["verdict"], "decay_differs": False}, sens)
+    differs = boxes.c01_box({**n, "decay_verdict": "inconclusive", "decay_differs": True}, sens)
+    assert "as in the paper" not in same and "not decayed" not in boxes.c01_box(
+        {k: v for k, v in n.items() if not k.startswith("decay_")}, sens)
+    assert differs.endswith("with the token and position embeddings not decayed, as in the paper, the rule says "
+                            "*inconclusive*.")

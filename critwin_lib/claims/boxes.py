@@ -32,7 +32,9 @@ def c01_box(n: dict[str, Any], sensitivity: pd.DataFrame) -> str:
                f"against {n['k_full']} with full-run weight decay of the same budget and {n['k_none']} without it "
                f"(mean OOD {n['ood_window']:.2f}, {n['ood_full']:.2f} and {n['ood_none']:.2f}).")
     caveat = (f"At the shares these seeds show, this design would end *reproduced* with probability "
-              f"{n['power_observed']:.2f}, and {_flips(sensitivity, n['verdict'])}.")
+              f"{n['power_observed']:.2f}, and {_flips(sensitivity, n['verdict'])}"
+              + (f"; with the token and position embeddings not decayed, as in the paper, the rule says "
+                 f"*{n['decay_verdict']}*" if n.get("decay_differs") else "") + ".")
     return box("Weight decay during a single window of 25 % of training matches weight decay over the whole run "
                "(OOD accuracy 0.93 against 0.91; without weight decay ≈ 0.15).", finding, n["verdict"], caveat)
 
