@@ -70,3 +70,18 @@ def test_c1s_caveat_says_a_verdict_that_differs_under_the_papers_decay_set():
         {k: v for k, v in n.items() if not k.startswith("decay_")}, sens)
     assert differs.endswith("with the token and position embeddings not decayed, as in the paper, the rule says "
                             "*inconclusive*.")
+
+
+def test_c2_c3s_caveat_names_each_claim_whose_verdict_differs_under_the_papers_decay_set():
+    n = {k: v for k, v in _numbers("c02_c03_budget_placement").items() if "decay" not in k}
+    plain = boxes.c02_c03_box(n)
+    assert "not decayed" not in plain
+    same = {**n, "decay_counts": "early 1, middle 2, late 0, none 0 of 32 seeds", "c2_decay_verdict": n["verdict_c2"],
+            "c2_decay_differs": False, "c3_decay_verdict": n["verdict_c3"], "c3_decay_differs": False}
+    assert boxes.c02_c03_box(same) == plain
+    one = boxes.c02_c03_box({**same, "c3_decay_verdict": "reproduced", "c3_decay_differs": True})
+    assert one.endswith("with the token and position embeddings not decayed, as in the paper, the rules say C3 "
+                        "*reproduced* (early 1, middle 2, late 0, none 0 of 32 seeds reason).")
+    both = boxes.c02_c03_box({**same, "c2_decay_verdict": "not reproduced", "c2_decay_differs": True,
+                              "c3_decay_verdict": "reproduced", "c3_decay_differs": True})
+    assert "the rules say C2 *not reproduced*, C3 *reproduced* (" in both

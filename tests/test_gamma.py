@@ -180,7 +180,7 @@ def test_c10_reads_lr_0003_checked_at_0001():
     assert per[rates.SGD] == per[rates.sgd_label(0.001)] == per[rates.sgd_label(0.01)] == 7 * 12
 
 
-def test_c1_quick_reads_its_registered_readings_and_c2_c3s_upcoming_design_adds_only_decay_set_runs():
+def test_c1_and_c2_c3_at_quick_read_their_registered_readings_and_the_paper_length_no_decay_row_yet():
     from critwin_lib.claims import registry
 
     c1 = registry.page("c01_critical_window")
@@ -189,14 +189,15 @@ def test_c1_quick_reads_its_registered_readings_and_c2_c3s_upcoming_design_adds_
     assert sum(m["condition"] == "window, quarter budget" for m, _ in d.specs) == 48  # the quarter-budget window
     decay = [m for m, _ in d.specs if m["protocol"] == "mid-fit-paper-decay"]
     assert len(decay) == 64 and {m["condition"] for m in decay} == {"window", "full, equal budget"}
-    for earlier in (False, True):  # the paper length reads no decay-set row until its own runs are stored
-        assert {m["protocol"] for m, _ in registry.design_at(c1, "paper", earlier).specs} == {
-            "quarter-fit-matrices-20k"}
     c23 = registry.page("c02_c03_budget_placement")
+    assert "quick" not in c23.upcoming  # read since its runs were stored (2026-12-07)
     now = registry.design_at(c23, "quick")
-    later = c23.design(**registry.design_params(registry.upcoming_defaults(c23, "quick")))
-    assert set(now.keys) < set(later.keys)
-    added = [(m, cfg) for m, cfg in later.specs if experiment.run_key(cfg) not in set(now.keys)]
-    assert {m["protocol"] for m, _ in added} == {"mid-fit-paper-decay"} and len(added) == 3 * 32
-    shared = {experiment.run_key(cfg) for m, cfg in added if m["condition"] == "middle"}
+    decayed = [(m, cfg) for m, cfg in now.specs if m["protocol"] == "mid-fit-paper-decay"]
+    assert sorted(m["condition"] for m, _ in decayed) == sorted(["early", "middle", "late"] * 32)
+    shared = {experiment.run_key(cfg) for m, cfg in decayed if m["condition"] == "middle"}
     assert len(shared) == 32 and shared <= set(d.keys)  # its middle window is C1's decay-set window
+    for page, main in ((c1, "quarter-fit-matrices-20k"), (c23, "quarter-fit-matrices-20k")):
+        for earlier in (False, True):  # the paper length reads no decay-set row until its own runs are stored
+            assert {m["protocol"] for m, _ in registry.design_at(page, "paper", earlier).specs} == {main}
+        later = page.design(**registry.design_params(registry.upcoming_defaults(page, "paper")))
+        assert {m["protocol"] for m, _ in later.specs} == {main, "quarter-fit-paper-decay-20k"}

@@ -53,7 +53,11 @@ def c02_c03_box(n: dict[str, Any]) -> str:
     c3 = {"not reproduced": "early and late windows do not leave the model at chance",
           "reproduced": "early and late windows leave the model at chance, as no weight decay does"}.get(
         n["verdict_c3"], "whether early and late windows leave the model at chance is not decided")
-    caveat = f"{c2[0].upper()}{c2[1:]}; {c3}."
+    differs = [f"{c} *{n[f'{k}_decay_verdict']}*" for c, k in (("C2", "c2"), ("C3", "c3"))
+               if n.get(f"{k}_decay_differs")]
+    decay = (f"; with the token and position embeddings not decayed, as in the paper, the rules say "
+             f"{', '.join(differs)} ({n['decay_counts']} reason)" if differs else "")
+    caveat = f"{c2[0].upper()}{c2[1:]}; {c3}{decay}."
     return box("At equal budget, weight decay placed mid-run gives 5–9× higher OOD accuracy than placed early (C2); "
                "early or late it leaves OOD at chance, ≈ 0.15, as no weight decay (C3).", finding,
                f"C2 {n['verdict_c2']}, C3 {n['verdict_c3']}", caveat)
