@@ -104,4 +104,4 @@ def test_a_verdict_that_differs_under_the_papers_decay_set_is_said_in_the_answer
     assert answer.decay_clause(same, {"C1": ""}) == ""
     assert answer.decay_clause({}, {"C1": ""}) == ""  # the decay set's runs not read yet
     assert answer.decay_clause(same, {"C2": "c2_", "C3": "c3_"}) == (
-        "; with the token and position embeddings not decayed, as in the paper: C3 inconclusive")
+        "; with the embeddings undecayed, as in the paper: C3 inconclusive")

@@ -111,7 +111,7 @@ def decay_clause(numbers: dict, claims: dict[str, str]) -> str:
     verdict under the paper's decay set differs from the page's (`placement_design.decay_numbers`); '' where none
     does or the decay set's runs are not read."""
     differs = [f"{c} {numbers[f'{k}decay_verdict']}" for c, k in claims.items() if numbers.get(f"{k}decay_differs")]
-    return (f"; with the token and position embeddings not decayed, as in the paper: {', '.join(differs)}"
+    return (f"; with the embeddings undecayed, as in the paper: {', '.join(differs)}"
             if differs else "")
 
 
