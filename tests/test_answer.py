@@ -95,7 +95,10 @@ def test_the_plain_answer_is_at_most_five_sentences(monkeypatch):
     text = answer.plain_answer(c4, "quick", "results")
     sentences = [s for s in re.split(r"(?<=\.) (?=[A-Z])", text) if s]
     assert 3 <= len(sentences) <= 5, sentences
-    assert "cliff is ruled out" in text and "C4: partly reproduced" in text
+    assert "cliff is ruled out, onsets every 32 steps." in text and "C4: partly reproduced" in text  # the length once
+    c4["cliff_short"] = "at the quick length (6,400 steps), where no fine grid has been trained yet"
+    assert "cliff is not tested, where no fine grid" in answer.plain_answer({**c4, "cliff_answer": "not tested"},
+                                                                            "quick", "results")
 
 
 def test_a_verdict_that_differs_under_the_papers_decay_set_is_said_in_the_answer():

@@ -95,9 +95,10 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
             n["verdict_c3"], f"Whether the same budget placed early or late leaves the model at chance is not decided "
                              f"({counts})."))
     edge = c4["edge_text"].split(" (")[0]  # its interval is on the C4 page
-    where = c4["cliff_short"].split(":")[0]  # the length and the grid; the page gives the numbers after the colon
+    # the grid, without the length the first sentence names; the page gives the numbers after the colon
+    where = c4["cliff_short"].split(":")[0].removeprefix(f"at {name}")
     out.append(f"Along the run, {c4['range_text']}; {edge} (C4: {c4['verdict']}), and the paper's 100-step cliff "
-               f"is {c4['cliff_answer']} {where}.")
+               f"is {c4['cliff_answer']}{where if where.startswith(',') else ' ' + where}.")
     out.append(_paper_sentence(results_dir))
     return " ".join(out)
 
@@ -141,6 +142,6 @@ def _paper_sentence(results_dir: str | Path) -> str:
                                f"{n.get('k_none')} ({says})",
                       C23_STEM: f"the same window at the start makes {n.get('k_early')}, in the middle "
                                 f"{n.get('k_middle')} and in the last quarter {n.get('k_late')} of {n.get('seeds')} "
-                                f"seeds reason with their training set refitted ({says})",
+                                f"seeds reason ({says})",
                       C4_STEM: f"along the run, {str(n.get('edge_text')).split(' (')[0]} ({says})"}[stem])
     return f"At the paper's length (20,000 steps, 25 % windows, fresh seeds), {'; '.join(parts)}."
