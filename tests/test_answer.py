@@ -89,7 +89,7 @@ def test_the_plain_answer_is_at_most_five_sentences(monkeypatch):
                         lambda stem, profile, results_dir: SimpleNamespace(
                             result={answer.C1_STEM: c1, answer.C23_STEM: c23}.get(stem)))
     monkeypatch.setattr(answer, "_paper_sentence", lambda results_dir: "At the paper's length, not read yet.")
-    c4 = {"steps": 6400, "range_text": "4 to 9 of 12 seeds reason", "edge_text": "the share rises at 1,600 (x)",
+    c4 = {"range_text": "4 to 9 of 12 seeds reason", "edge_text": "the share rises at 1,600 (x)",
           "verdict": "partly reproduced", "cliff_answer": "ruled out",
           "cliff_short": "at the quick length (6,400 steps), onsets every 32 steps: 0.2"}
     text = answer.plain_answer(c4, "quick", "results")
@@ -99,6 +99,9 @@ def test_the_plain_answer_is_at_most_five_sentences(monkeypatch):
     c4["cliff_short"] = "at the quick length (6,400 steps), where no fine grid has been trained yet"
     assert "cliff is not tested, where no fine grid" in answer.plain_answer({**c4, "cliff_answer": "not tested"},
                                                                             "quick", "results")
+    c4["cliff_short"] = "at the quick length (6,400 steps): no onsets"
+    assert "cliff is not tested at the quick length (6,400 steps)." in answer.plain_answer(
+        {**c4, "cliff_answer": "not tested"}, "quick", "results")
 
 
 def test_a_verdict_that_differs_under_the_papers_decay_set_is_said_in_the_answer():

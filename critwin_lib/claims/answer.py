@@ -95,10 +95,11 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
             n["verdict_c3"], f"Whether the same budget placed early or late leaves the model at chance is not decided "
                              f"({counts})."))
     edge = c4["edge_text"].split(" (")[0]  # its interval is on the C4 page
-    # the grid, without the length the first sentence names; the page gives the numbers after the colon
-    where = c4["cliff_short"].split(":")[0].removeprefix(f"at {name}")
+    # "at <length>, <the grid>": the grid alone (the first sentence names the length); the numbers follow the colon
+    head = c4["cliff_short"].split(":")[0]
+    _, sep, grid = head.partition(", ")
     out.append(f"Along the run, {c4['range_text']}; {edge} (C4: {c4['verdict']}), and the paper's 100-step cliff "
-               f"is {c4['cliff_answer']}{where if where.startswith(',') else ' ' + where}.")
+               f"is {c4['cliff_answer']}{', ' + grid if sep else ' ' + head}.")
     out.append(_paper_sentence(results_dir))
     return " ".join(out)
 
