@@ -53,7 +53,8 @@ def answer_chart(shares: pd.DataFrame, references: pd.DataFrame, paper: pd.DataF
     legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=420, titleLimit=420)
     color = alt.Color("length:N", title="run length", sort=lengths, legend=legend,
                       scale=alt.Scale(domain=lengths, range=LENGTH_COLORS[:len(lengths)]))
-    X = alt.X("frac:Q", title="window onset (share of the run)", scale=alt.Scale(domain=[0, 0.8]))
+    X = alt.X("frac:Q", title="window onset (share of the run)", scale=alt.Scale(domain=[0, 0.8]),
+              axis=alt.Axis(format="%", values=[i / 10 for i in range(9)]))  # every 10 %, as the y axis
     Y = alt.Y("share:Q", title="seeds that reason", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
     tip = ["length:N", "reference:N", "reasoning:Q", "seeds:Q", alt.Tooltip("share_lo:Q", format=".2f"),
            alt.Tooltip("share_hi:Q", format=".2f")]
