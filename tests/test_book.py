@@ -161,6 +161,15 @@ def test_c1_page_draws_its_chart_and_slider_offline(served, browser):
 
 
 
+def test_the_intros_answer_reads_in_the_paragraphs_weight_with_only_its_lead_in_bold(served, browser):
+    browser.get(f"{served}/book/intro.html")
+    weights = browser.execute_script(
+        "const p = [...document.querySelectorAll('p')].find(e => e.textContent.startsWith('The answer.'));"
+        "const w = e => parseInt(getComputedStyle(e).fontWeight);"
+        "return [w(p.querySelector('strong')), w(p.querySelector('.pasted-text')), w(p)];")
+    assert weights[0] >= 600 and weights[1] == weights[2] < 600, weights  # [lead-in, answer, paragraph]
+
+
 def _move(browser, slider, to: str) -> None:
     browser.execute_script(
         f"const s = arguments[0]; s.value = s.{to}; s.dispatchEvent(new Event('input', {{bubbles: true}}));", slider)
