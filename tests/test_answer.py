@@ -16,13 +16,15 @@ def _table(onsets, k, n):
 
 
 def test_shares_put_each_length_on_the_share_of_its_run_with_its_fine_grid():
-    quick = SimpleNamespace(table=_table([-1, 0, 3200], [0, 6, 9], 12), steps=6400,
+    quick = SimpleNamespace(table=_table([-1, 0, 3200], [0, 6, 9], 12), steps=6400, window_steps=1600,
                             cliff_table=_table([-1, 800, 832], [0, 3, 5], 8))
-    paper = SimpleNamespace(table=_table([-1, 0, 10000], [0, 6, 1], 8), steps=20000, cliff_table=None)
+    paper = SimpleNamespace(table=_table([-1, 0, 10000], [0, 6, 1], 8), steps=20000, window_steps=5000,
+                            cliff_table=None)
     s = pd.concat([answer._shares(quick, "quick"), answer._shares(paper, "paper")], ignore_index=True)
     assert set(s["grid"]) == {"coarse", "fine"} and (s["onset"] >= 0).all()  # no weight decay is a reference
     assert s.loc[s["onset"] == 3200, "frac"].item() == 0.5 and s.loc[s["onset"] == 10000, "frac"].item() == 0.5
     assert s["length"].str.contains("20,000 steps").sum() == 2
+    assert set(s["length"].str.split(", windows ").str[1]) == {"25 % of the run"}  # the legend says what both share
 
 
 def test_the_paper_points_are_its_own_numbers_as_shares():
@@ -47,7 +49,7 @@ def test_full_run_weight_decay_is_a_reference_only_where_c1_runs_under_the_sweep
     """At a length where C1 has moved to another protocol than C4's sweep, its full-run runs are no reference band."""
     table = pd.DataFrame([{"condition": "full, equal budget", "reasoning": 9, "seeds": 12, "share": 0.75,
                            "share_lo": 0.4, "share_hi": 0.9}])
-    c4 = SimpleNamespace(table=_table([-1, 0], [0, 6], 8), steps=20000, numbers={"protocol": "a"})
+    c4 = SimpleNamespace(table=_table([-1, 0], [0, 6], 8), steps=20000, window_steps=5000, numbers={"protocol": "a"})
     for c1_protocol, bands in (("a", 2), ("b", 1)):
         c1 = SimpleNamespace(table=table, numbers={"protocol": c1_protocol})
         monkeypatch.setattr(answer.registry, "at_profile", lambda *a, c1=c1, **k: SimpleNamespace(result=c1))

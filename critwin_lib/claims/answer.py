@@ -32,13 +32,19 @@ class Glance:
     paper: pd.DataFrame  # frac, share, claim, label
 
 
+def length_label(result: C4Result, profile: str) -> str:
+    """A run length as the figure's legend names it, with its window's share of the run ('the quick length (6,400
+    steps), windows 25 % of the run'), so the legend says what the two curves share."""
+    return f"{length_name(profile, result.steps)}, windows {100 * result.window_steps / result.steps:g} % of the run"
+
+
 def _shares(result: C4Result, profile: str) -> pd.DataFrame:
     cols = ["onset", "reasoning", "seeds", "share", "share_lo", "share_hi"]
     parts = [result.table[result.table["onset"] >= 0][cols].assign(grid="coarse")]
     if result.cliff_table is not None:
         parts.append(result.cliff_table[result.cliff_table["onset"] >= 0][cols].assign(grid="fine"))
     out = pd.concat(parts, ignore_index=True)
-    return out.assign(length=length_name(profile, result.steps), frac=out["onset"] / result.steps)
+    return out.assign(length=length_label(result, profile), frac=out["onset"] / result.steps)
 
 
 def _references(result: C4Result, profile: str, results_dir: str | Path) -> pd.DataFrame:
@@ -52,7 +58,7 @@ def _references(result: C4Result, profile: str, results_dir: str | Path) -> pd.D
         full = c1.table.set_index("condition").loc["full, equal budget"]
         rows.append({"reference": "full-run weight decay (C1, equal budget)",
                      **{k: full[k] for k in ("reasoning", "seeds", "share", "share_lo", "share_hi")}})
-    return pd.DataFrame(rows).assign(length=length_name(profile, result.steps))
+    return pd.DataFrame(rows).assign(length=length_label(result, profile))
 
 
 def glance(results: dict[str, C4Result | None], results_dir: str | Path) -> Glance:

@@ -102,6 +102,7 @@ class C4Result(ClaimResult):
     cliff_table: pd.DataFrame | None = None  # its share per onset (`fates.share_table`; -1: no weight decay)
     cliff_paper: pd.DataFrame | None = None  # the paper's cliff per onset in mean OOD accuracy (onset, ood)
     cliff_runs: pd.DataFrame | None = None  # the fine grid's window runs (onset, seed, fate, final_ood, switch onset)
+    window_steps: int = 0  # the window's length in steps
 
     def length_curves(self) -> pd.DataFrame:
         """The curves by onset, named by the onset's share of the run (the two lengths' onsets in steps differ)."""
@@ -197,7 +198,7 @@ def c04(*, results_dir: str, train_missing: bool = True, workers: int = -1, **pa
         seeds_grid = seed_grid(fine_runs, fine)
     return C4Result(rows=[row], numbers=numbers, summary=d.summary, table=table, per_run=per_run, curves=curves,
                     edge=edge, parts=parts, sensitivity=sens, steps=P.steps, cliff=fine, cliff_table=cliff_table,
-                    cliff_paper=paper, cliff_runs=seeds_grid)
+                    cliff_paper=paper, cliff_runs=seeds_grid, window_steps=length)
 
 
 def seed_grid(fine_runs: pd.DataFrame, fine: cliff.Cliff) -> pd.DataFrame:
