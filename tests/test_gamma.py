@@ -196,7 +196,8 @@ def test_c1_and_c2_c3_at_quick_read_their_registered_readings_and_the_paper_leng
     assert sorted(m["condition"] for m, _ in decayed) == sorted(["early", "middle", "late"] * 32)
     shared = {experiment.run_key(cfg) for m, cfg in decayed if m["condition"] == "middle"}
     assert len(shared) == 32 and shared <= set(d.keys)  # its middle window is C1's decay-set window
-    for page, main in ((c1, "quarter-fit-matrices-20k"), (c23, "quarter-fit-matrices-20k")):
+    main = "quarter-fit-matrices-20k"
+    for page in (c1, c23):
         for earlier in (False, True):  # the paper length reads no decay-set row until its own runs are stored
             assert {m["protocol"] for m, _ in registry.design_at(page, "paper", earlier).specs} == {main}
         later = page.design(**registry.design_params(registry.upcoming_defaults(page, "paper")))

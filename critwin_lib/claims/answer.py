@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from critwin_lib.claims import fates, registry
+from critwin_lib.claims.placement_design import decay_differs
 from critwin_lib.claims.window_onset import C4Result
 from critwin_lib.sizes import length_name
 
@@ -115,11 +116,11 @@ DECAY_KEYS = {C1_STEM: {"C1": ""}, C23_STEM: {"C2": "c2_", "C3": "c3_"}}
 
 
 def decay_clause(numbers: dict, claims: dict[str, str]) -> str:
-    """'; under the paper's decay set ...: <claim> <verdict>' for each claim ({id: its numbers' key prefix}) whose
-    verdict under the paper's decay set differs from the page's (`placement_design.decay_numbers`); '' where none
-    does or the decay set's runs are not read."""
-    differs = [f"{c} {numbers[f'{k}decay_verdict']}" for c, k in claims.items() if numbers.get(f"{k}decay_differs")]
-    return (f"; with the embeddings undecayed, as in the paper: {', '.join(differs)}"
+    """'; with the embeddings undecayed, as in the paper: <claim> <verdict>, ...' for each claim ({id: its numbers'
+    key prefix}) whose verdict under the paper's decay set differs from the page's (`placement_design.decay_differs`);
+    '' where none does or the decay set's runs are not read."""
+    differs = decay_differs(numbers, claims)
+    return (f"; with the embeddings undecayed, as in the paper: {', '.join(f'{c} {v}' for c, v in differs)}"
             if differs else "")
 
 

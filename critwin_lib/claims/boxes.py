@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from critwin_lib.claims.placement_design import decay_differs
 from critwin_lib.sizes import length_name
 
 
@@ -33,8 +34,8 @@ def c01_box(n: dict[str, Any], sensitivity: pd.DataFrame) -> str:
                f"(mean OOD {n['ood_window']:.2f}, {n['ood_full']:.2f} and {n['ood_none']:.2f}).")
     caveat = (f"At the shares these seeds show, this design would end *reproduced* with probability "
               f"{n['power_observed']:.2f}, and {_flips(sensitivity, n['verdict'])}"
-              + (f"; with the token and position embeddings not decayed, as in the paper, the rule says "
-                 f"*{n['decay_verdict']}*" if n.get("decay_differs") else "") + ".")
+              + "".join(f"; with the token and position embeddings not decayed, as in the paper, the rule says *{v}*"
+                        for _, v in decay_differs(n, {"C1": ""})) + ".")
     return box("Weight decay during a single window of 25 % of training matches weight decay over the whole run "
                "(OOD accuracy 0.93 against 0.91; without weight decay ≈ 0.15).", finding, n["verdict"], caveat)
 
@@ -53,10 +54,9 @@ def c02_c03_box(n: dict[str, Any]) -> str:
     c3 = {"not reproduced": "early and late windows do not leave the model at chance",
           "reproduced": "early and late windows leave the model at chance, as no weight decay does"}.get(
         n["verdict_c3"], "whether early and late windows leave the model at chance is not decided")
-    differs = [f"{c} *{n[f'{k}_decay_verdict']}*" for c, k in (("C2", "c2"), ("C3", "c3"))
-               if n.get(f"{k}_decay_differs")]
+    differs = decay_differs(n, {"C2": "c2_", "C3": "c3_"})
     decay = (f"; with the token and position embeddings not decayed, as in the paper, the rules say "
-             f"{', '.join(differs)} ({n['decay_counts']} reason)" if differs else "")
+             f"{', '.join(f'{c} *{v}*' for c, v in differs)} ({n['decay_counts']} reason)" if differs else "")
     caveat = f"{c2[0].upper()}{c2[1:]}; {c3}{decay}."
     return box("At equal budget, weight decay placed mid-run gives 5–9× higher OOD accuracy than placed early (C2); "
                "early or late it leaves OOD at chance, ≈ 0.15, as no weight decay (C3).", finding,

@@ -123,6 +123,12 @@ def decay_numbers(sens: pd.DataFrame, decay_protocol: str, verdict: str, prefix:
     return {f"{prefix}decay_verdict": v, f"{prefix}decay_differs": v != verdict}
 
 
+def decay_differs(numbers: dict[str, Any], claims: dict[str, str]) -> list[tuple[str, str]]:
+    """(claim, its verdict under the paper's decay set) for each claim ({id: the key prefix `decay_numbers` glued it
+    under}) whose verdict there differs from the page's; empty where none does or the decay set's row is not read."""
+    return [(c, numbers[f"{k}decay_verdict"]) for c, k in claims.items() if numbers.get(f"{k}decay_differs")]
+
+
 def decay_counts(per_run: pd.DataFrame, main: str, decay_protocol: str, conditions: dict[str, str],
                  require_fit: bool = True) -> dict[str, Any]:
     """How many seeds reason per condition under the paper's decay set, as one glued phrase ('decay_counts':
