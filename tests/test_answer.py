@@ -109,7 +109,7 @@ def test_the_plain_answer_is_at_most_five_sentences(monkeypatch):
 def test_a_verdict_that_differs_under_the_papers_decay_set_is_said_in_the_answer():
     same = {"decay_verdict": "reproduced", "decay_differs": False, "c2_decay_verdict": "partly reproduced",
             "c2_decay_differs": False, "c3_decay_verdict": "inconclusive", "c3_decay_differs": True}
-    assert answer.decay_clause(same, {"C1": ""}) == ""
-    assert answer.decay_clause({}, {"C1": ""}) == ""  # the decay set's runs not read yet
-    assert answer.decay_clause(same, {"C2": "c2_", "C3": "c3_"}) == (
+    assert answer.decay_clause(same, ["C1"]) == ""
+    assert answer.decay_clause({}, ["C1"]) == ""  # the decay set's runs not read yet
+    assert answer.decay_clause(same, ["C2", "C3"]) == (
         "; with the embeddings undecayed, as in the paper: C3 inconclusive")

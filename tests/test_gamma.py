@@ -180,7 +180,7 @@ def test_c10_reads_lr_0003_checked_at_0001():
     assert per[rates.SGD] == per[rates.sgd_label(0.001)] == per[rates.sgd_label(0.01)] == 7 * 12
 
 
-def test_c1_and_c2_c3_at_quick_read_their_registered_readings_and_the_paper_length_no_decay_row_yet():
+def test_c1_and_c2_c3_read_their_registered_decay_set_rows_at_both_lengths_the_half_run_design_none():
     from critwin_lib.claims import registry
 
     c1 = registry.page("c01_critical_window")
@@ -196,9 +196,12 @@ def test_c1_and_c2_c3_at_quick_read_their_registered_readings_and_the_paper_leng
     assert sorted(m["condition"] for m, _ in decayed) == sorted(["early", "middle", "late"] * 32)
     shared = {experiment.run_key(cfg) for m, cfg in decayed if m["condition"] == "middle"}
     assert len(shared) == 32 and shared <= set(d.keys)  # its middle window is C1's decay-set window
-    main = "quarter-fit-matrices-20k"
-    for page in (c1, c23):
-        for earlier in (False, True):  # the paper length reads no decay-set row until its own runs are stored
-            assert {m["protocol"] for m, _ in registry.design_at(page, "paper", earlier).specs} == {main}
-        later = page.design(**registry.design_params(registry.upcoming_defaults(page, "paper")))
-        assert {m["protocol"] for m, _ in later.specs} == {main, "quarter-fit-paper-decay-20k"}
+    main, paper_decay = "quarter-fit-matrices-20k", "quarter-fit-paper-decay-20k"
+    for page, conditions in ((c1, ["window", "full, equal budget"]), (c23, ["early", "middle", "late"])):
+        assert "paper" not in page.upcoming  # read since its 48 runs were stored (2026-12-07)
+        at_paper = registry.design_at(page, "paper")
+        decayed = [(m, cfg) for m, cfg in at_paper.specs if m["protocol"] == paper_decay]
+        assert sorted(m["condition"] for m, _ in decayed) == sorted(conditions * 12)  # 12 seeds from the first
+        assert {m["seed"] for m, _ in decayed} == set(range(4, 16))
+        # the half-run design was read before the decay set existed: it keeps no such row
+        assert {m["protocol"] for m, _ in registry.design_at(page, "paper", True).specs} == {main}

@@ -311,9 +311,9 @@ def test_reproduce_at_paper_passes_each_page_its_paper_parameters_unless_the_com
     got = notebooks.check_params([c1, c13], {"profile": "paper"})
     assert got[c1] == {"profile": "paper", "n_seeds": 32, "alt_protocol": "", "looks": [12, 22, 32],
                        "slider_starts": [], "protocol_name": "quarter-fit-matrices-20k", "window_lambda": 12.0,
-                       "first_seed": 4, "full_equal_lambda": False, "decay_protocol": "",
-                       "decay_n_seeds": 0}  # the 25 % design (its window starts where the notebook's does), no decay
-    # set's row there until its runs are stored (the notebook's own profile reads one, and the quarter budget)
+                       "first_seed": 4, "full_equal_lambda": False, "decay_protocol": "quarter-fit-paper-decay-20k",
+                       "decay_window_lambda": 12.0, "decay_n_seeds": 12}  # the 25 % design (its window starts
+    # where the notebook's does, and the quarter budget is the notebook's own), its decay-set row on 12 seeds
     assert got[c13] == {"profile": "paper"}  # no paper parameters declared: the notebook's own
     assert notebooks.check_params([c1], {"profile": "paper", "n_seeds": 4})[c1]["n_seeds"] == 4
     assert notebooks.check_params([c1], {})[c1] == {}  # at the notebook's own profile nothing is added

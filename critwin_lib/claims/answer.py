@@ -9,6 +9,7 @@ so drawing it never trains; a length whose runs are not all stored is left out.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,12 +90,12 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
         n = c1.numbers
         out.append(f"At {name}, weight decay during one 25 % window makes {n['k_window']} of {n['seeds']} seeds "
                    f"reason, against {n['k_none']} without weight decay and {n['k_full']} with full-run weight decay "
-                   f"of the same budget (C1: {n['verdict']}{decay_clause(n, DECAY_KEYS[C1_STEM])}"
+                   f"of the same budget (C1: {n['verdict']}{decay_clause(n, ['C1'])}"
                    f"{quarter_clause(n)}).")
     if c23 is not None:
         n = c23.numbers
         counts = (f"early {n['k_early']}, middle {n['k_middle']}, late {n['k_late']} of {n['seeds']} seeds reason; "
-                  f"C3: {n['verdict_c3']}{decay_clause(n, DECAY_KEYS[C23_STEM])}")
+                  f"C3: {n['verdict_c3']}{decay_clause(n, ['C2', 'C3'])}")
         out.append({"not reproduced": f"It is not a critical window in the paper's sense: the same budget placed early "
                                       f"or late works too ({counts}).",
                     "reproduced": f"It is critical in the paper's sense: the same budget placed early or late leaves "
@@ -111,14 +112,10 @@ def plain_answer(c4: dict, profile: str, results_dir: str | Path) -> str:
     return " ".join(out)
 
 
-# Per page, its claims with the key prefix of their decay-set numbers (`placement_design.decay_numbers`).
-DECAY_KEYS = {C1_STEM: {"C1": ""}, C23_STEM: {"C2": "c2_", "C3": "c3_"}}
-
-
-def decay_clause(numbers: dict, claims: dict[str, str]) -> str:
-    """'; with the embeddings undecayed, as in the paper: <claim> <verdict>, ...' for each claim ({id: its numbers'
-    key prefix}) whose verdict under the paper's decay set differs from the page's (`placement_design.decay_differs`);
-    '' where none does or the decay set's runs are not read."""
+def decay_clause(numbers: dict, claims: Iterable[str]) -> str:
+    """'; with the embeddings undecayed, as in the paper: <claim> <verdict>, ...' for each of `claims` whose verdict
+    under the paper's decay set differs from the page's (`placement_design.decay_differs`); '' where none does or
+    the decay set's runs are not read."""
     differs = decay_differs(numbers, claims)
     return (f"; with the embeddings undecayed, as in the paper: {', '.join(f'{c} {v}' for c, v in differs)}"
             if differs else "")
@@ -144,7 +141,7 @@ def _paper_sentence(results_dir: str | Path) -> str:
                          "trained)")
             continue
         n, says = side.result.numbers, ", ".join(f"{r['claim']}: {r['verdict']}" for r in side.result.rows)
-        says += decay_clause(n, DECAY_KEYS.get(stem, {})) + (quarter_clause(n) if stem == C1_STEM else "")
+        says += decay_clause(n, registry.page(stem).claims) + (quarter_clause(n) if stem == C1_STEM else "")
         parts.append({C1_STEM: f"the middle window makes {n.get('k_window')} of {n.get('seeds')} seeds reason, "
                                f"full-run weight decay of the same budget {n.get('k_full')} and none "
                                f"{n.get('k_none')} ({says})",

@@ -35,7 +35,7 @@ def c01_box(n: dict[str, Any], sensitivity: pd.DataFrame) -> str:
     caveat = (f"At the shares these seeds show, this design would end *reproduced* with probability "
               f"{n['power_observed']:.2f}, and {_flips(sensitivity, n['verdict'])}"
               + "".join(f"; with the token and position embeddings not decayed, as in the paper, the rule says *{v}*"
-                        for _, v in decay_differs(n, {"C1": ""})) + ".")
+                        for _, v in decay_differs(n, ["C1"])) + ".")
     return box("Weight decay during a single window of 25 % of training matches weight decay over the whole run "
                "(OOD accuracy 0.93 against 0.91; without weight decay ≈ 0.15).", finding, n["verdict"], caveat)
 
@@ -54,7 +54,7 @@ def c02_c03_box(n: dict[str, Any]) -> str:
     c3 = {"not reproduced": "early and late windows do not leave the model at chance",
           "reproduced": "early and late windows leave the model at chance, as no weight decay does"}.get(
         n["verdict_c3"], "whether early and late windows leave the model at chance is not decided")
-    differs = decay_differs(n, {"C2": "c2_", "C3": "c3_"})
+    differs = decay_differs(n, ["C2", "C3"])
     decay = (f"; with the token and position embeddings not decayed, as in the paper, the rules say "
              f"{', '.join(f'{c} *{v}*' for c, v in differs)} ({n['decay_counts']} reason)" if differs else "")
     caveat = f"{c2[0].upper()}{c2[1:]}; {c3}{decay}."

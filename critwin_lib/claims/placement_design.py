@@ -6,6 +6,7 @@ reads, and a size part in the paper's own metric, mean OOD over seeds.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,10 +124,31 @@ def decay_numbers(sens: pd.DataFrame, decay_protocol: str, verdict: str, prefix:
     return {f"{prefix}decay_verdict": v, f"{prefix}decay_differs": v != verdict}
 
 
-def decay_differs(numbers: dict[str, Any], claims: dict[str, str]) -> list[tuple[str, str]]:
-    """(claim, its verdict under the paper's decay set) for each claim ({id: the key prefix `decay_numbers` glued it
-    under}) whose verdict there differs from the page's; empty where none does or the decay set's row is not read."""
-    return [(c, numbers[f"{k}decay_verdict"]) for c, k in claims.items() if numbers.get(f"{k}decay_differs")]
+# Each placement claim's key prefix for its decay-set numbers (`decay_numbers`: '<prefix>decay_verdict', ...).
+DECAY_PREFIX = {"C1": "", "C2": "c2_", "C3": "c3_"}
+
+
+def decay_differs(numbers: dict[str, Any], claims: Iterable[str]) -> list[tuple[str, str]]:
+    """(claim, its verdict under the paper's decay set) for each of `claims` whose verdict there differs from the
+    page's; empty where none does or the decay set's row is not read."""
+    return [(c, numbers[f"{DECAY_PREFIX[c]}decay_verdict"]) for c in claims
+            if numbers.get(f"{DECAY_PREFIX[c]}decay_differs")]
+
+
+def decay_sentence(numbers: dict[str, Any], claims: Iterable[str], where: str = "") -> str:
+    """One sentence with what the rules of `claims` say under the paper's decay set (embeddings not decayed), each
+    against the verdict with every matrix decayed, and the seeds that reason there; `where` (e.g. "at 20,000
+    steps") names the length when the page's own is not meant; '' where the decay set's row is not read."""
+    said = [(c, DECAY_PREFIX[c]) for c in claims if f"{DECAY_PREFIX[c]}decay_verdict" in numbers]
+    if not said:
+        return ""
+    says = "; ".join(f"{c} **{numbers[f'{k}decay_verdict']}**" + (
+        ", not the verdict with every matrix decayed" if numbers[f"{k}decay_differs"] else
+        ", as with every matrix decayed") for c, k in said)
+    head = f"{where}, under" if where else "Under"
+    return (f"{head[0].upper()}{head[1:]} the paper's decay set (embeddings not decayed) the "
+            f"{'rule says' if len(said) == 1 else 'rules say'}: {says} (seeds that reason: "
+            f"{numbers['decay_counts']}).")
 
 
 def decay_counts(per_run: pd.DataFrame, main: str, decay_protocol: str, conditions: dict[str, str],

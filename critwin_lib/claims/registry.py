@@ -91,8 +91,8 @@ BASIN_POOLED = {"n_seeds": 16, "gammas": [0.25, 0.5, 0.7, 1.0, 1.1, 1.5],
 # its check (the calibration page, 2026-12-06) before the claim runs: 32 seeds at quick, 12 at 20,000 steps (from
 # the design's first seed), at the claims' λ (the check passed at λ × 1 at quick); no weight decay is shared.
 # C1's quick page reads its row (and its quarter-budget reading, registered with the 25 % window design) since
-# their runs were stored (2026-12-07), C2/C3's quick page since its were; the paper length keeps none until its own
-# runs are.
+# their runs were stored (2026-12-07), C2/C3's quick page since its were; the paper length since its 48 runs were
+# (2026-12-07). The half-run design, read before the decay set existed, has none.
 NO_DECAY_ROW = {"decay_protocol": "", "decay_n_seeds": 0}
 # C4's fine grid at 20,000 steps, by the rule registered with the 25 % window design: the coarse share crosses 0.5
 # once, falling between onsets 12,500 (5 of 8) and 15,000 (0 of 8), so that bracket is tiled every 100 steps with
@@ -104,16 +104,14 @@ DECAY_PAPER = {"decay_protocol": "quarter-fit-paper-decay-20k", "decay_window_la
 PAGES = (
     Page("c00_calibration", (), calibration.c00_design, calibration.c00),
     Page("c01_critical_window", ("C1",), window_placement.c01_design, window_placement.c01,
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | NO_DECAY_ROW | {"slider_starts": [], "n_seeds": 32}},
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C1 | DECAY_PAPER | {"slider_starts": [], "n_seeds": 32}},
          {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C1 | NO_DECAY_ROW | {"slider_starts": [],
-                                                                             "quarter_budget": False}},
-         upcoming={"paper": DECAY_PAPER}),
+                                                                             "quarter_budget": False}}),
     Page("c01_relapse", (), relapse.c01_relapse_design, relapse.c01_relapse),
     Page("c02_c03_budget_placement", ("C2", "C3"), budget_placement.c02_c03_design, budget_placement.c02_c03,
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C2_C3 | NO_DECAY_ROW | {"onset_fracs": [],
-                                                                                     "n_seeds": 22}},  # look 2
-         {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C2_C3 | NO_DECAY_ROW | {"onset_fracs": []}},
-         upcoming={"paper": DECAY_PAPER}),
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | PAPER_FITTED_C2_C3 | DECAY_PAPER | {"onset_fracs": [],
+                                                                                    "n_seeds": 22}},  # look 2
+         {"paper": PAPER_LENGTH | PAPER_LOOKS | HALF_RUN_C2_C3 | NO_DECAY_ROW | {"onset_fracs": []}}),
     Page("c04_sharp_onset", ("C4",), window_onset.c04_design, window_onset.c04,
          {"paper": PAPER_LENGTH | PAPER_FITTED_C4 | {"n_seeds": 8, "cliff_fracs": []}},  # its fine grid: after the
          {"paper": PAPER_LENGTH | HALF_RUN_C4 | {"n_seeds": 8, "cliff_fracs": []}},  # coarse edge, where it is
