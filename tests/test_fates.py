@@ -148,3 +148,28 @@ def test_a_share_that_falls_as_the_onset_moves_later_has_a_closing_edge_and_no_r
     assert onsets.last_fall([0, 1, 2, 3], [0.75, 0.25, 0.5, 0.0], 0.5) == pytest.approx(2)  # the dip recovers
     assert math.isnan(onsets.last_fall([0, 1, 2], [0.6, 0.3, 0.5], 0.5))  # ends at the level: no fall
     assert math.isnan(onsets.last_fall([0, 1], [0.2, 0.1], 0.5))  # never reaches it
+
+
+def test_the_headline_groups_flipped_rows_by_protocol_and_says_a_shared_verdict_once():
+    def row(protocol, metric, onset, verdict):
+        return {"protocol": protocol, "metric": metric, "onset": onset, "verdict": verdict}
+
+    rows = [row("mid-fit-matrices", "final", "as the claim", "reproduced"),
+            row("mid-fit-matrices", "max over training", "as the claim", "not reproduced"),
+            row("mid-fit", "final", "as the claim", "not reproduced"),
+            row("mid-fit", "max over training", "as the claim", "not reproduced"),
+            row("mid-fit-matrices", "final", 800, "not reproduced")]
+    table = pd.DataFrame(rows)
+    assert fates.headline(table, "reproduced") == (
+        "the verdict flips in 4 of 5 rows, each to not reproduced: the quick protocol (max over training, final at "
+        "onset 800); the first protocol tried (every row)")
+    mixed = pd.DataFrame([*rows[:3], row("mid-fit", "max over training", "as the claim", "inconclusive")])
+    assert fates.headline(mixed, "reproduced") == (
+        "the verdict flips in 3 of 4 rows: the quick protocol (max over training: not reproduced); the first protocol "
+        "tried (final: not reproduced, max over training: inconclusive)")
+    assert fates.headline(table.iloc[:2], "reproduced") == (
+        "the verdict flips in 1 of 2 rows, to not reproduced: the quick protocol (max over training)")
+    assert fates.headline(table.iloc[[0, 4]], "not reproduced") == (
+        "the verdict flips in 1 of 2 rows, to reproduced: the quick protocol (final)")
+    assert fates.headline(table.iloc[1:4], "not reproduced") == (
+        "the verdict holds across all 3 rows of the sensitivity table")

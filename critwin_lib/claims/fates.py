@@ -314,12 +314,23 @@ def row_verdict(table: pd.DataFrame, protocol: str, metric: str) -> str:
 
 
 def headline(table: pd.DataFrame, verdict: str) -> str:
-    """Whether the headline verdict holds across the sensitivity table, or where it flips."""
+    """Whether the headline verdict holds across the sensitivity table, or where it flips: the flipped rows grouped
+    by protocol ("every row" where all of a protocol's rows flip alike), each with the verdict it flips to unless
+    all flip to the same one, which is said once."""
     flips = table[table["verdict"] != verdict]
     if flips.empty:
         return f"the verdict holds across all {len(table)} rows of the sensitivity table"
-    where = "; ".join(f"{r.protocol}, {r.metric}, onset {r.onset}: {r.verdict}" for r in flips.itertuples())
-    return protocol.in_words(f"the verdict flips in {len(flips)} of {len(table)} rows ({where})")
+    alike = flips["verdict"].nunique() == 1
+    groups = []
+    for name, rows in flips.groupby("protocol", sort=False):
+        if alike and len(rows) > 1 and len(rows) == (table["protocol"] == name).sum():
+            groups.append(f"{name} (every row)")
+            continue
+        groups.append(f"{name} (" + ", ".join(
+            (r.metric if r.onset == "as the claim" else f"{r.metric} at onset {r.onset}")
+            + ("" if alike else f": {r.verdict}") for r in rows.itertuples()) + ")")
+    to = (f", {'each ' if len(flips) > 1 else ''}to {flips['verdict'].iloc[0]}" if alike else "")
+    return protocol.in_words(f"the verdict flips in {len(flips)} of {len(table)} rows{to}: {'; '.join(groups)}")
 
 
 def part_numbers(prefix: str, parts: dict[str, Comparison]) -> dict[str, Any]:
