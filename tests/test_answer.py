@@ -111,5 +111,6 @@ def test_a_verdict_that_differs_under_the_papers_decay_set_is_said_in_the_answer
             "c2_decay_differs": False, "c3_decay_verdict": "inconclusive", "c3_decay_differs": True}
     assert answer.decay_clause(same, ["C1"]) == ""
     assert answer.decay_clause({}, ["C1"]) == ""  # the decay set's runs not read yet
+    assert answer.decay_clause({**same, "decay_differs": True}, ["C4"]) == ""  # C4 reads no decay-set row
     assert answer.decay_clause(same, ["C2", "C3"]) == (
         "; with the embeddings undecayed, as in the paper: C3 inconclusive")

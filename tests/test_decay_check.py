@@ -143,3 +143,5 @@ def test_the_decay_sets_sentence_names_each_claims_verdict_against_every_matrix_
                                                                    "decayed) the rule says: C1 **inconclusive**, not")
     assert placement_design.decay_sentence({}, ["C1"]) == ""  # its row not read at that length
     assert placement_design.decay_differs(n, ["C2", "C3"]) == [("C2", "not reproduced")]
+    assert placement_design.decay_differs({**n, "decay_differs": True}, ["C4"]) == []  # no decay-set row: not asked
+    assert placement_design.decay_sentence(n, ["C4"]) == ""

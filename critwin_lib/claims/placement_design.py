@@ -130,16 +130,16 @@ DECAY_PREFIX = {"C1": "", "C2": "c2_", "C3": "c3_"}
 
 def decay_differs(numbers: dict[str, Any], claims: Iterable[str]) -> list[tuple[str, str]]:
     """(claim, its verdict under the paper's decay set) for each of `claims` whose verdict there differs from the
-    page's; empty where none does or the decay set's row is not read."""
+    page's; empty where none does, the decay set's row is not read or the claim has none (not a placement claim)."""
     return [(c, numbers[f"{DECAY_PREFIX[c]}decay_verdict"]) for c in claims
-            if numbers.get(f"{DECAY_PREFIX[c]}decay_differs")]
+            if c in DECAY_PREFIX and numbers.get(f"{DECAY_PREFIX[c]}decay_differs")]
 
 
 def decay_sentence(numbers: dict[str, Any], claims: Iterable[str], where: str = "") -> str:
     """One sentence with what the rules of `claims` say under the paper's decay set (embeddings not decayed), each
     against the verdict with every matrix decayed, and the seeds that reason there; `where` (e.g. "at 20,000
     steps") names the length when the page's own is not meant; '' where the decay set's row is not read."""
-    said = [(c, DECAY_PREFIX[c]) for c in claims if f"{DECAY_PREFIX[c]}decay_verdict" in numbers]
+    said = [(c, DECAY_PREFIX[c]) for c in claims if c in DECAY_PREFIX and f"{DECAY_PREFIX[c]}decay_verdict" in numbers]
     if not said:
         return ""
     says = "; ".join(f"{c} **{numbers[f'{k}decay_verdict']}**" + (
