@@ -415,8 +415,10 @@ def test_c2_to_c4_at_the_paper_length_run_the_25_percent_design_and_share_c1s_ru
     c1 = registry.design_at(registry.page("c01_critical_window"), "paper")
     key = experiment.run_key
     keys = {(lab["onset"], lab["seed"]): key(cfg) for lab, cfg in c4.specs}
-    placed = {(lab["condition"], lab["seed"]): key(cfg) for lab, cfg in c23.specs}
-    c1_window = {lab["seed"]: key(cfg) for lab, cfg in c1.specs if lab["condition"] == "window"}
+    # the page's own protocol (the pages also read a row under the paper's decay set, with the same conditions)
+    placed = {(lab["condition"], lab["seed"]): key(cfg) for lab, cfg in c23.specs if lab["protocol"] == fit.protocol}
+    c1_window = {lab["seed"]: key(cfg) for lab, cfg in c1.specs
+                 if lab["condition"] == "window" and lab["protocol"] == fit.protocol}
     for seed in range(4, 12):
         assert keys[(7_500, seed)] == c1_window[seed] == placed[("middle", seed)]
         assert keys[(0, seed)] == placed[("early", seed)] and keys[(15_000, seed)] == placed[("late", seed)]
