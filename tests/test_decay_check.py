@@ -129,13 +129,13 @@ def test_the_c1_page_reads_the_decay_sets_row_at_smoke(tmp_path):
     assert r.numbers["decay_verdict"] in ("reproduced", "partly reproduced", "not reproduced", "inconclusive")
 
 
-def test_the_decay_sets_sentence_names_each_claims_verdict_against_every_matrix_decayed_and_its_length():
+def test_the_decay_sets_sentence_names_each_claims_verdict_against_every_matrix_decayed():
     from critwin_lib.claims import placement_design
 
     n = {"c2_decay_verdict": "not reproduced", "c2_decay_differs": True, "c3_decay_verdict": "reproduced",
          "c3_decay_differs": False, "decay_counts": "early 9, middle 8, late 0, none 0 of 12 seeds"}
-    assert placement_design.decay_sentence(n, ["C2", "C3"], "at 20,000 steps") == (
-        "At 20,000 steps, under the paper's decay set (embeddings not decayed) the rules say: C2 **not reproduced**, "
+    assert placement_design.decay_sentence(n, ["C2", "C3"]) == (
+        "Under the paper's decay set (embeddings not decayed) the rules say: C2 **not reproduced**, "
         "not the verdict with every matrix decayed; C3 **reproduced**, as with every matrix decayed (seeds that "
         "reason: early 9, middle 8, late 0, none 0 of 12 seeds).")
     c1 = {"decay_verdict": "inconclusive", "decay_differs": True, "decay_counts": "window 3 of 12 seeds"}

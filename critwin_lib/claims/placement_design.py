@@ -135,18 +135,17 @@ def decay_differs(numbers: dict[str, Any], claims: Iterable[str]) -> list[tuple[
             if c in DECAY_PREFIX and numbers.get(f"{DECAY_PREFIX[c]}decay_differs")]
 
 
-def decay_sentence(numbers: dict[str, Any], claims: Iterable[str], where: str = "") -> str:
+def decay_sentence(numbers: dict[str, Any], claims: Iterable[str]) -> str:
     """One sentence with what the rules of `claims` say under the paper's decay set (embeddings not decayed), each
-    against the verdict with every matrix decayed, and the seeds that reason there; `where` (e.g. "at 20,000
-    steps") names the length when the page's own is not meant; '' where the decay set's row is not read."""
+    against the verdict with every matrix decayed, and the seeds that reason there; '' where the decay set's row is
+    not read (the pages name the length in a header above it)."""
     said = [(c, DECAY_PREFIX[c]) for c in claims if c in DECAY_PREFIX and f"{DECAY_PREFIX[c]}decay_verdict" in numbers]
     if not said:
         return ""
     says = "; ".join(f"{c} **{numbers[f'{k}decay_verdict']}**" + (
         ", not the verdict with every matrix decayed" if numbers[f"{k}decay_differs"] else
         ", as with every matrix decayed") for c, k in said)
-    head = f"{where}, under" if where else "Under"
-    return (f"{head[0].upper()}{head[1:]} the paper's decay set (embeddings not decayed) the "
+    return ("Under the paper's decay set (embeddings not decayed) the "
             f"{'rule says' if len(said) == 1 else 'rules say'}: {says} (seeds that reason: "
             f"{numbers['decay_counts']}).")
 
