@@ -165,8 +165,18 @@ def test_the_headline_groups_flipped_rows_by_protocol_and_says_a_shared_verdict_
         "onset 800); the first protocol tried (every row)")
     mixed = pd.DataFrame([*rows[:3], row("mid-fit", "max over training", "as the claim", "inconclusive")])
     assert fates.headline(mixed, "reproduced") == (
-        "the verdict flips in 3 of 4 rows: the quick protocol (max over training: not reproduced); the first protocol "
-        "tried (final: not reproduced, max over training: inconclusive)")
+        "the verdict flips in 3 of 4 rows: the quick protocol (to not reproduced: max over training); the first "
+        "protocol tried (to not reproduced: final; to inconclusive: max over training)")
+    onsets = pd.DataFrame([row("mid-fit-matrices", "final", "as the claim", "reproduced"),
+                           *(row("mid-fit-matrices", "final", o, "inconclusive") for o in (0, 1600, 3200)),
+                           row("mid-fit-matrices", "final", 800, "not reproduced"),
+                           row("mid-fit-matrices", "when the window closes", "as the claim", "inconclusive"),
+                           row("mid-fit", "final", "as the claim", "inconclusive"),
+                           row("mid-fit", "max over training", "as the claim", "inconclusive")])
+    assert fates.headline(onsets, "reproduced") == (  # a metric's onsets in one phrase, per verdict
+        "the verdict flips in 7 of 8 rows: the quick protocol (to inconclusive: final at onsets 0, 1600 and 3200, "
+        "when the window closes; to not reproduced: final at onset 800); the first protocol tried (every row: to "
+        "inconclusive)")
     assert fates.headline(table.iloc[:2], "reproduced") == (
         "the verdict flips in 1 of 2 rows, to not reproduced: the quick protocol (max over training)")
     assert fates.headline(table.iloc[[0, 4]], "not reproduced") == (

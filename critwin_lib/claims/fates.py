@@ -27,7 +27,7 @@ POWER_DRAWS = 10_000
 METRICS = {"final": "final_ood", "max over training": "max_ood", "when the window closes": "close_ood"}
 FITTED = "final"  # the rule's own row: reasoning needs the training set fitted (since 2026-12-06 on every page)
 REASONS_FITTED = "final OOD > 0.5, training set fitted"  # the fate rule's reasoning, as a sensitivity row says it
-WHATEVER_FIT = "final, fitted or not"  # the rule before 2026-12-06, a sensitivity row: OOD accuracy alone
+WHATEVER_FIT = "final (fitted or not)"  # the rule before 2026-12-06, a sensitivity row: OOD accuracy alone
 CHANCE_OOD = 0.15  # the paper's chance level on (4, 3)
 
 
@@ -313,22 +313,38 @@ def row_verdict(table: pd.DataFrame, protocol: str, metric: str) -> str:
     return str(row["verdict"].iloc[0])
 
 
+def _rows_in_words(rows: pd.DataFrame) -> str:
+    """Sensitivity rows as one phrase: a metric's rows at several onsets merged ("final at onsets 0, 800 and
+    1600"), the rows without an onset sweep by their metric alone."""
+    said = []
+    for metric, at in rows.groupby("metric", sort=False):
+        plain = at[at["onset"] == "as the claim"]
+        onsets = [str(o) for o in at["onset"] if o != "as the claim"]
+        said += [metric] * len(plain)
+        if onsets:
+            listed = onsets[0] if len(onsets) == 1 else f"{', '.join(onsets[:-1])} and {onsets[-1]}"
+            said.append(f"{metric} at onset{'s' if len(onsets) > 1 else ''} {listed}")
+    return ", ".join(said)
+
+
 def headline(table: pd.DataFrame, verdict: str) -> str:
     """Whether the headline verdict holds across the sensitivity table, or where it flips: the flipped rows grouped
-    by protocol ("every row" where all of a protocol's rows flip alike), each with the verdict it flips to unless
-    all flip to the same one, which is said once."""
+    by protocol ("every row" where all of a protocol's rows flip alike), within a protocol by the verdict they flip
+    to unless all flips share one, which is then said once, and a metric's onsets merged (`_rows_in_words`)."""
     flips = table[table["verdict"] != verdict]
     if flips.empty:
         return f"the verdict holds across all {len(table)} rows of the sensitivity table"
     alike = flips["verdict"].nunique() == 1
     groups = []
     for name, rows in flips.groupby("protocol", sort=False):
-        if alike and len(rows) > 1 and len(rows) == (table["protocol"] == name).sum():
-            groups.append(f"{name} (every row)")
-            continue
-        groups.append(f"{name} (" + ", ".join(
-            (r.metric if r.onset == "as the claim" else f"{r.metric} at onset {r.onset}")
-            + ("" if alike else f": {r.verdict}") for r in rows.itertuples()) + ")")
+        whole = len(rows) > 1 and len(rows) == (table["protocol"] == name).sum() and rows["verdict"].nunique() == 1
+        if whole:
+            groups.append(f"{name} (every row{'' if alike else ': to ' + rows['verdict'].iloc[0]})")
+        elif alike:
+            groups.append(f"{name} ({_rows_in_words(rows)})")
+        else:
+            groups.append(f"{name} (" + "; ".join(f"to {v}: {_rows_in_words(r)}" for v, r in
+                                                  rows.groupby("verdict", sort=False)) + ")")
     to = (f", {'each ' if len(flips) > 1 else ''}to {flips['verdict'].iloc[0]}" if alike else "")
     return protocol.in_words(f"the verdict flips in {len(flips)} of {len(table)} rows{to}: {'; '.join(groups)}")
 

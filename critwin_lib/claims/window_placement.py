@@ -269,4 +269,4 @@ def c01_fitted_text(glue: dict[str, Any], profiles: list[str]) -> str:
     loose = " and ".join(f"**{g[p + '_whatever_fit_verdict']}** at {length_name(p)}" for p in both)
     return (f"**Fitted or not?** A seed reasons only if its training set is fitted at the end. At {at[0]}; at "
             f"{at[1]}. Read from OOD accuracy alone, fitted or not (the rule before 2026-12-06, the sensitivity "
-            f"tables' row *final, fitted or not*), the verdict is {loose}.")
+            f"tables' row *final (fitted or not)*), the verdict is {loose}.")
