@@ -293,7 +293,8 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                "c7_smallest": v["c7_parts"][C7_PARTS[0]], "c7_largest": v["c7_parts"][C7_PARTS[1]],
                "old_rule_verdict": rule_history.verdict_c06(old_small, old_ref), "old_rule_verdict_c7": v7,
                "sigma0": protocol.SIGMA0,
-               "pooled_power": pooled_power(16), "pooled_power_agree": pooled_power(16, agree=True)}
+               "pooled_power": pooled_power(len(d.seeds)),
+               "pooled_power_agree": pooled_power(len(d.seeds), agree=True)}
     for r in basin.to_dict("records"):
         t = tag(r["gamma"])
         numbers.update({f"k_{t}": int(r["reasoning"]), f"n_{t}": int(r["seeds"]), f"share_lo_{t}": r["share_lo"],
