@@ -377,12 +377,15 @@ def _pooled_reading(per_run: pd.DataFrame, d: BasinDesign, numbers: dict[str, An
         a6, a7 = c06_pooled(s), c07_pooled(s)
         alone.append({"window": f"{w} alone", "a seed reasons when": fates.REASONS_FITTED,
                       "γ 0.5": f"{int(s[0.5].sum())}/{len(s)}", "γ 1.1": f"{int(s[1.1].sum())}/{len(s)}",
-                      "McNemar p": round(a6["p"], 3), "C6": rules.combine({"c6": a6["state"]}),
+                      "C6 p": round(a6["p"], 3), "C6": rules.combine({"c6": a6["state"]}),
                       "C7": rules.combine({k: v["state"] for k, v in a7.items()}), "rule": False})
     pooled_row = {"window": f"pooled over {len(d.windows)}", "a seed reasons when": fates.REASONS_FITTED,
                   "γ 0.5": f"{shares[0.5].mean():.2f}", "γ 1.1": f"{shares[1.1].mean():.2f}",
-                  "McNemar p": round(c6["p"], 3), "C6": numbers["verdict"], "C7": verdict_c7, "rule": True}
-    sensitivity = pd.concat([pd.DataFrame([pooled_row] + alone), sensitivity], ignore_index=True)
+                  "C6 p": round(c6["p"], 3), "C6": numbers["verdict"], "C7": verdict_c7, "rule": True}
+    shares = pd.DataFrame([pooled_row] + alone).assign(rules="basin share (sign-flip, Holm)")
+    one = sensitivity.rename(columns={"McNemar p": "C6 p"}).assign(rules="one window (McNemar, Fisher)")
+    sensitivity = pd.concat([shares, one], ignore_index=True)
+    sensitivity = sensitivity[["window", "rules", *(c for c in sensitivity if c not in ("window", "rules"))]]
     return table, rows, sensitivity
 
 
