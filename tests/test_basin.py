@@ -1,6 +1,6 @@
 """C6/C7's basin read over three windows (`basin`, the design registered before its runs): each seed's basin
 share, the seed-level tests, C7's Holm family, the power of the design, bad input before any training, and the
-registry's upcoming design that the sweep script trains."""
+design the page reads (registered before its runs)."""
 
 import math
 
