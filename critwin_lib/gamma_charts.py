@@ -71,6 +71,33 @@ def basin_chart(basin: pd.DataFrame, title: str, paper: pd.DataFrame | None = No
     return layers.properties(title=title, width=WIDTH, height=HEIGHT)
 
 
+def pooled_basin_chart(pooled: pd.DataFrame, basins: pd.DataFrame, title: str,
+                       paper: pd.DataFrame | None = None) -> alt.LayerChart:
+    """The basin share per γ (mean over seeds of the share of windows in which a seed reasons, with its bootstrap
+    interval; thick line), and each window's share of reasoning seeds alone (thin lines, dashed: no weight
+    decay); `paper` (gamma, share) as hollow squares. `pooled`: gamma, share, share_lo, share_hi, seeds;
+    `basins`: window, gamma, share, reasoning, seeds."""
+    X = alt.X("gamma:Q", title="init scale γ (std = γ·σ₀)", scale=alt.Scale(zero=False, padding=12))
+    Y = alt.Y("share:Q", title="share that reasons", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+    order = list(dict.fromkeys(basins["window"]))
+    each = alt.Chart(basins).mark_line(point=alt.OverlayMarkDef(size=30), strokeWidth=1.2, opacity=0.7).encode(
+        x=X, y=Y, color=alt.Color("window:N", title="each window alone", sort=order,
+                                  scale=alt.Scale(domain=order, scheme="set2")),
+        strokeDash=alt.condition(alt.datum.window == "none", alt.value([4, 3]), alt.value([1, 0])),
+        tooltip=["window:N", "gamma:Q", "reasoning:Q", "seeds:Q", alt.Tooltip("share:Q", format=".2f")])
+    bars = alt.Chart(pooled).mark_errorbar(thickness=2, color=COLORS["window"]).encode(
+        x=X, y=alt.Y("share_lo:Q", title="share that reasons"), y2="share_hi:Q")
+    line = alt.Chart(pooled).mark_line(point=alt.OverlayMarkDef(size=90), strokeWidth=3,
+                                       color=COLORS["window"]).encode(
+        x=X, y=Y, tooltip=["gamma:Q", "seeds:Q", alt.Tooltip("share:Q", format=".2f", title="basin share"),
+                           alt.Tooltip("share_lo:Q", format=".2f"), alt.Tooltip("share_hi:Q", format=".2f")])
+    layers = each + bars + line
+    if paper is not None and len(paper):
+        layers += alt.Chart(paper.assign(source="paper")).mark_point(shape="square", size=110, color="#333").encode(
+            x=X, y=Y, tooltip=["gamma:Q", alt.Tooltip("share:Q", format=".2f"), "source:N"])
+    return layers.properties(title=title, width=WIDTH, height=HEIGHT)
+
+
 def rates_chart(rates: pd.DataFrame, fits: dict[str, dict[str, float]], title: str) -> alt.FacetChart:
     """Early rates per seed (dots) and their mean (line) against γ on log axes, one panel per pathway;
     the fitted γ^k in the panel title. Rates ≤ 0 (a margin that does not grow) sit on a symlog y axis.

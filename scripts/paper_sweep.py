@@ -7,7 +7,7 @@ registry moves to it, so the page keeps showing the look it has until the next o
 
     python scripts/paper_sweep.py C1 C2C3 C4            # the declared designs, windows first
     python scripts/paper_sweep.py C1 --seeds C1=22      # C1's second look
-    python scripts/paper_sweep.py C6C7 --profile quick --upcoming   # a design registered before its runs
+    python scripts/paper_sweep.py C4 --upcoming         # a design registered before its runs
 """
 
 from __future__ import annotations

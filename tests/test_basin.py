@@ -1,6 +1,6 @@
 """C6/C7's basin read over three windows (`basin`, the design registered before its runs): each seed's basin
 share, the seed-level tests, C7's Holm family, the power of the design, bad input before any training, and the
-registry's upcoming design that the sweep script trains."""
+design the page reads (registered before its runs)."""
 
 import math
 
@@ -92,16 +92,15 @@ def test_bad_pooled_design_fails_before_any_training(tmp_path, params, match):
     assert not (tmp_path / "results").exists()
 
 
-def test_the_registered_design_has_three_windows_and_none_at_every_gamma():
+def test_the_page_reads_the_registered_three_window_design_at_every_gamma():
     p = registry.page("c06_c07_basin")
-    params = registry.upcoming_defaults(p, "quick")
-    d = p.design(**registry.design_params(params))
+    d = registry.design_at(p, "quick")
     assert d.pooled and d.none and list(d.windows) == ["middle", "early", "late"]
-    assert len(d.specs) == 16 * 6 * 4 and 0.25 in d.gammas
-    current = registry.design_at(p, "quick")
-    assert not current.pooled and len(current.specs) == 12 * 5 * 2  # the page reads its design until the runs land
+    assert len(d.specs) == 16 * 6 * 4 and 0.25 in d.gammas and len(d.seeds) == 16
+    # the one-window design before it (its first window, 12 seeds, γ 0.5-1.5) is part of it: the page recomputes it
+    assert set(basin.EARLIER["gammas"]) <= set(d.gammas) and basin.EARLIER["n_seeds"] <= len(d.seeds)
     with pytest.raises(ConfigError, match="^upcoming"):
-        registry.upcoming_defaults(p, "paper")
+        registry.upcoming_defaults(p, "quick")  # nothing is waiting for runs any more
 
 
 @pytest.mark.slow
@@ -115,3 +114,34 @@ def test_the_pooled_page_reads_every_window_and_keeps_the_one_window_verdicts(tm
     assert r.sensitivity["rule"].sum() == 1 and r.sensitivity.loc[r.sensitivity["rule"], "window"].item().startswith(
         "pooled")
     assert {row["verdict"] for row in r.rows} <= {"reproduced", "partly reproduced", "not reproduced", "inconclusive"}
+
+
+def test_the_page_recomputes_what_the_one_window_design_before_it_said():
+    d = basin.c06_c07_design(profile="smoke", n_seeds=16, gammas=[0.25, 0.5, 0.7, 1.0, 1.1, 1.5],
+                             windows={"middle": 0.375, "early": 0.0}, window_frac=0.25, pooled=True)
+    # under the first window, γ 0.5 reasons in seeds 0-10 and γ 1.1 in seeds 0-3; the 4 seeds past the earlier
+    # design's 12 (and γ 0.25) reason everywhere, and must not count
+    ok = {0.5: set(range(11)), 1.1: set(range(4))}
+    runs = pd.DataFrame([{"window": w, "gamma": g, "seed": s,
+                          "final_success": s >= 12 or g == 0.25 or s in ok.get(g, set(range(6)))}
+                         for w in ("middle", "early") for g in d.gammas for s in d.seeds])
+    runs = runs.assign(final_ood=runs["final_success"] * 0.9, max_ood=0.9, final_trained_shift=0.0, t_mem=10.0,
+                       fate="memorizing")
+    said = basin.earlier_reading(runs, d)
+    assert (said["earlier_k_g0p5"], said["earlier_k_g1p1"], said["earlier_n"]) == (11, 4, 12)
+    assert said["earlier_verdict"] == "not reproduced"  # 7 seeds at γ 0.5 only, none at 1.1 only: reversed
+    fewer = basin.c06_c07_design(profile="smoke", n_seeds=4, gammas=[0.5, 1.1], windows={"middle": 0.375,
+                                 "early": 0.0}, window_frac=0.25, pooled=True)
+    assert basin.earlier_reading(runs, fewer) == {}  # a design without the earlier one's γ cannot say it
+
+
+def test_the_box_reads_the_pooled_shares_where_the_page_pools():
+    from critwin_lib.claims import boxes
+
+    n = {"seeds": 16, "verdict": "not reproduced", "verdict_c7": "inconclusive", "pooled_diff": -0.3,
+         "pooled_lo": -0.45, "pooled_hi": -0.15, "pooled_power": 0.99, "pooled_power_agree": 0.65,
+         "basin_g0p5": 0.6, "basin_g1p1": 0.3, "basin_g0p25": 0.5, "basin_lo_g0p5": 0.4, "k_g0p5": 11, "n_g0p5": 16}
+    text = boxes.c06_c07_box(n)
+    assert "γ 0.25: 0.50, γ 0.5: 0.60, γ 1.1: 0.30 (mean over 16 seeds)" in text
+    assert "-0.30 [-0.45, -0.15]" in text and "reversed here" in text and "C6 not reproduced, C7 inconclusive" in text
+    assert "reversed" not in boxes.c06_c07_box({**n, "pooled_hi": 0.1})

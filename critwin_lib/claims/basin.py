@@ -1,13 +1,13 @@
 """Claims C6 and C7: is the basin of the reasoning solution smaller at a small init scale γ (C6: 8 of 12 seeds
 reason at γ 0.5 against 12 of 12 at γ 1.1), and is a moderate γ, 0.7 to 1.1, best (C7)?
 
-Why two designs. Until 2026-12-06 the rules read one fixed window (the C1 window), with a second placement in
-the sensitivity table. But the window moves with γ (C5), so one window is early for one γ and late for another:
-it measures timing as much as a basin. The design registered on 2026-12-06, before its runs, places three
-windows (early, middle, late) at every γ and reads each seed's *basin share* at a γ, the share of the three in
-which it reasons; C6 and C7 then compare seeds with themselves across γ (`c06_pooled`, `c07_pooled`). The
-one-window rules (`c06_part`, `c07_parts`) stay: the earlier runs were read by them, and the pooled design's
-sensitivity table applies them to each window alone.
+Why two designs. Until its runs were stored the rules read one fixed window (the C1 window), with a second placement
+in the sensitivity table. But the window moves with γ (C5), so one window is early for one γ and late for another:
+it measures timing as much as a basin. The design registered on 2026-12-06, before its runs, places three windows
+(early, middle, late) at every γ and reads each seed's *basin share* at a γ, the share of the three in which it
+reasons; C6 and C7 then compare seeds with themselves across γ (`c06_pooled`, `c07_pooled`). The one-window rules
+(`c06_part`, `c07_parts`) stay: the earlier design was read by them (`EARLIER`, what it said is on the page), and
+the pooled design's sensitivity table applies them to each window alone.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ POWER_DRAWS = 10_000
 POOLED_POWER_DRAWS = 2_000  # each draw runs a sign-flip test and a bootstrap
 C7_PARTS = ("beats the smallest γ", "beats the largest γ")
 NONE = "none"  # the window name of a run without weight decay (the pooled design's reference at each γ)
+# The one-window design the page read before the pooled one: its first window, 12 seeds, these γ (its runs are
+# part of the pooled design, so the page recomputes what it said).
+EARLIER = {"n_seeds": 12, "gammas": (0.5, 0.7, 1.0, 1.1, 1.5)}
 
 
 @dataclass
@@ -290,7 +293,8 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                "c7_smallest": v["c7_parts"][C7_PARTS[0]], "c7_largest": v["c7_parts"][C7_PARTS[1]],
                "old_rule_verdict": rule_history.verdict_c06(old_small, old_ref), "old_rule_verdict_c7": v7,
                "sigma0": protocol.SIGMA0,
-               "pooled_power": pooled_power(16), "pooled_power_agree": pooled_power(16, agree=True)}
+               "pooled_power": pooled_power(len(d.seeds)),
+               "pooled_power_agree": pooled_power(len(d.seeds), agree=True)}
     for r in basin.to_dict("records"):
         t = tag(r["gamma"])
         numbers.update({f"k_{t}": int(r["reasoning"]), f"n_{t}": int(r["seeds"]), f"share_lo_{t}": r["share_lo"],
@@ -324,6 +328,21 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                        pooled=pooled)
 
 
+def earlier_reading(runs: pd.DataFrame, d: BasinDesign) -> dict[str, Any]:
+    """What the one-window design read before the pooled one (`EARLIER`: its seeds and γ under the first window)
+    says on the runs it shares with this design: `earlier_*` numbers (verdicts, reasoning seeds at γ 0.5 and 1.1,
+    seeds); none when this design lacks its γ."""
+    gammas = [g for g in EARLIER["gammas"] if g in d.gammas]
+    if len(gammas) != len(EARLIER["gammas"]):
+        return {}
+    seeds = d.seeds[:EARLIER["n_seeds"]]
+    mine = runs[(runs["window"] == next(iter(d.windows))) & runs["seed"].isin(seeds) & runs["gamma"].isin(gammas)]
+    v = _basin_verdicts(mine, gammas, "final_success")
+    return {"earlier_verdict": v["c6"], "earlier_verdict_c7": v["c7"], "earlier_k_g0p5": v["k0"],
+            "earlier_k_g1p1": v["k1"], "earlier_n": v["n0"], "earlier_c7_smallest": v["c7_parts"][C7_PARTS[0]],
+            "earlier_c7_largest": v["c7_parts"][C7_PARTS[1]]}
+
+
 def _pooled_reading(per_run: pd.DataFrame, d: BasinDesign, numbers: dict[str, Any], rows: list[dict[str, Any]],
                     sensitivity: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]], pd.DataFrame]:
     """The pooled design's verdicts (they replace the one-window ones as the page's verdicts, which move to
@@ -342,6 +361,10 @@ def _pooled_reading(per_run: pd.DataFrame, d: BasinDesign, numbers: dict[str, An
     for key, part in zip(("smallest", "largest"), C7_PARTS, strict=True):
         numbers.update({f"c7_{key}_{k}": c7[part][k] for k in ("diff", "lo", "hi", "p_holm", "p_other_holm", "gamma")})
     table = pooled_table(per_run, d.gammas)
+    for r in table.to_dict("records"):
+        t = tag(r["gamma"])
+        numbers.update({f"basin_{t}": r["share"], f"basin_lo_{t}": r["share_lo"], f"basin_hi_{t}": r["share_hi"]})
+    numbers.update(earlier_reading(windowed, d))
     text = ", ".join(f"γ {r.gamma:g}: {r.share:.2f}" for r in table.itertuples())
     rows[0].update(verdict=numbers["verdict"], ours=f"basin share over {len(d.windows)} windows: {text} (γ 1.1 − "
                    f"γ 0.5 per seed {c6['diff']:+.2f} [{c6['lo']:+.2f}, {c6['hi']:+.2f}], sign-flip p {c6['p']:.3f})")
@@ -354,10 +377,47 @@ def _pooled_reading(per_run: pd.DataFrame, d: BasinDesign, numbers: dict[str, An
         a6, a7 = c06_pooled(s), c07_pooled(s)
         alone.append({"window": f"{w} alone", "a seed reasons when": fates.REASONS_FITTED,
                       "γ 0.5": f"{int(s[0.5].sum())}/{len(s)}", "γ 1.1": f"{int(s[1.1].sum())}/{len(s)}",
-                      "McNemar p": round(a6["p"], 3), "C6": rules.combine({"c6": a6["state"]}),
+                      "C6 p": round(a6["p"], 3), "C6": rules.combine({"c6": a6["state"]}),
                       "C7": rules.combine({k: v["state"] for k, v in a7.items()}), "rule": False})
     pooled_row = {"window": f"pooled over {len(d.windows)}", "a seed reasons when": fates.REASONS_FITTED,
                   "γ 0.5": f"{shares[0.5].mean():.2f}", "γ 1.1": f"{shares[1.1].mean():.2f}",
-                  "McNemar p": round(c6["p"], 3), "C6": numbers["verdict"], "C7": verdict_c7, "rule": True}
-    sensitivity = pd.concat([pd.DataFrame([pooled_row] + alone), sensitivity], ignore_index=True)
+                  "C6 p": round(c6["p"], 3), "C6": numbers["verdict"], "C7": verdict_c7, "rule": True}
+    shares = pd.DataFrame([pooled_row] + alone).assign(rules="basin share (sign-flip, Holm)")
+    one = sensitivity.rename(columns={"McNemar p": "C6 p"}).assign(rules="one window (McNemar, Fisher)")
+    sensitivity = pd.concat([shares, one], ignore_index=True)
+    sensitivity = sensitivity[["window", "rules", *(c for c in sensitivity if c not in ("window", "rules"))]]
     return table, rows, sensitivity
+
+
+def verdict_text(r: BasinResult) -> list[str]:
+    """The page's two verdict paragraphs (Markdown), C6's and C7's, from a `c06_c07` result: over the pooled
+    windows where the design pools them, otherwise under its one window."""
+    n = r.numbers
+    if r.pooled is not None:
+        shares = ", ".join(f"γ {g.gamma:g}: {g.share:.2f} [{g.share_lo:.2f}, {g.share_hi:.2f}]"
+                           for g in r.pooled.itertuples())
+        c6 = (f"**C6 verdict: {n['verdict']}.** Basin share (the share of the three windows in which a seed reasons, "
+              f"mean over seeds with its bootstrap 95 % interval): {shares}. Per seed, γ 1.1 minus γ 0.5: "
+              f"{n['pooled_diff']:+.2f} [{n['pooled_lo']:+.2f}, {n['pooled_hi']:+.2f}] over {n['pooled_n']} seeds; "
+              f"one-sided sign-flip p {n['pooled_p']:.3f} for γ 1.1 above, {n['pooled_p_other']:.3f} for γ 0.5 "
+              f"above. (Paper: 8/12 at γ 0.5, 12/12 at γ 1.1.)")
+        c7 = (f"**C7 verdict: {n['verdict_c7']}.** Per seed, the mean share over γ 0.7–1.1 minus the share at "
+              f"γ {n['c7_smallest_gamma']:g}: {n['c7_smallest_diff']:+.2f} [{n['c7_smallest_lo']:+.2f}, "
+              f"{n['c7_smallest_hi']:+.2f}] (Holm-adjusted p {n['c7_smallest_p_holm']:.3f}, the reverse "
+              f"{n['c7_smallest_p_other_holm']:.3f}): {n['c7_smallest']}; minus the share at γ "
+              f"{n['c7_largest_gamma']:g}: {n['c7_largest_diff']:+.2f} [{n['c7_largest_lo']:+.2f}, "
+              f"{n['c7_largest_hi']:+.2f}] (p {n['c7_largest_p_holm']:.3f}, the reverse "
+              f"{n['c7_largest_p_other_holm']:.3f}): {n['c7_largest']}. (Paper: γ ∈ [0.7, 1.1] is best.)")
+        return [c6, c7]
+    counts = ", ".join(f"γ {g.gamma:g}: {g.reasoning}/{g.seeds} [{g.share_lo:.2f}, {g.share_hi:.2f}]"
+                       for g in r.basin.itertuples())
+    c6 = (f"**C6 verdict: {n['verdict']}.** Under the {n['rule_window']}, reasoning seeds (exact 95 % interval of "
+          f"the share): {counts}. γ 1.1 − γ 0.5: {n['diff']:+.2f} [{n['diff_lo']:+.2f}, {n['diff_hi']:+.2f}] "
+          f"(Tango, paired by seed); {n['b']} seeds reason at γ 1.1 only and {n['c']} at γ 0.5 only: "
+          f"{n['mcnemar_text']} (Fisher's unpaired p = {n['fisher_p']:.3f} for γ 1.1 above 0.5). (Paper: 8/12 at "
+          "γ 0.5, 12/12 at γ 1.1.)")
+    c7 = (f"**C7 verdict: {n['verdict_c7']}.** γ 0.7–1.1 pooled against γ {r.basin['gamma'].iloc[0]:g}: "
+          f"{n['c7_smallest']}; against γ {r.basin['gamma'].iloc[-1]:g}: {n['c7_largest']}. The most reasoning "
+          f"seeds are at γ {n['best_gamma']:g}. (Paper: γ ∈ [0.7, 1.1] is best.)")
+    return [c6, c7]
+

@@ -82,11 +82,6 @@ HALF_RUN_C1 = HALF_RUN.claim_params() | {"window_start_frac": HALF_RUN.middle_st
 HALF_RUN_C2_C3 = HALF_RUN.claim_params() | {"placements": HALF_RUN.placements()}
 HALF_RUN_C4 = HALF_RUN.claim_params() | {"onset_fracs": HALF_RUN.onset_fracs()}
 
-# C6/C7's design registered on 2026-12-06, before its runs: three windows at every γ (early, middle, late) and no
-# weight decay, 16 seeds, γ 0.25 added below the paper's range; the rules read each seed's share over the windows.
-BASIN_POOLED = {"n_seeds": 16, "gammas": [0.25, 0.5, 0.7, 1.0, 1.1, 1.5],
-                "windows": {"middle": 0.375, "early": 0.0, "late": 0.75}, "pooled": True, "none": True}
-
 # The paper's decay set (token and position embeddings not decayed) as a sensitivity row of C1-C3, registered with
 # its check (the calibration page, 2026-12-06) before the claim runs: 32 seeds at quick, 12 at 20,000 steps (from
 # the design's first seed), at the claims' λ (the check passed at λ × 1 at quick); no weight decay is shared.
@@ -118,7 +113,9 @@ PAGES = (
          upcoming={"paper": C4_FINE_PAPER}),
     Page("c04b_window_vs_fitting", ("C4b",), window_onset.c04b_design, window_onset.c04b),
     Page("c05_init_scale_window", ("C5",), init_scale.c05_design, init_scale.c05),
-    Page("c06_c07_basin", ("C6", "C7"), basin.c06_c07_design, basin.c06_c07, upcoming={"quick": BASIN_POOLED}),
+    # C6/C7's notebook holds the three-window design registered on 2026-12-06 before its runs (here as `upcoming`
+    # until they were all stored); what the one-window design before it said is recomputed on the page.
+    Page("c06_c07_basin", ("C6", "C7"), basin.c06_c07_design, basin.c06_c07),
     Page("c08_grokking", ("C8",), grokking.c08_design, grokking.c08),
     Page("c09_scan", ("C9",), scan_split.c09_design, scan_split.c09),
     Page("c10_two_timescales", ("C10",), rates.c10_design, rates.c10),
