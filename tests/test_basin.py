@@ -114,6 +114,9 @@ def test_the_pooled_page_reads_every_window_and_keeps_the_one_window_verdicts(tm
     assert r.sensitivity["rule"].sum() == 1 and r.sensitivity.loc[r.sensitivity["rule"], "window"].item().startswith(
         "pooled")
     assert {row["verdict"] for row in r.rows} <= {"reproduced", "partly reproduced", "not reproduced", "inconclusive"}
+    pooled = r.sensitivity[r.sensitivity["window"].str.startswith("pooled")]
+    assert list(pooled["a seed reasons when"]) == list(basin.SUCCESS.values())  # the rule's metric, then the others
+    assert n["pooled_any_verdict"] == pooled["C6"].iloc[1] and n["pooled_final_verdict"] == n["verdict"]
 
 
 def test_the_page_recomputes_what_the_one_window_design_before_it_said():
@@ -144,4 +147,26 @@ def test_the_box_reads_the_pooled_shares_where_the_page_pools():
     text = boxes.c06_c07_box(n)
     assert "γ 0.25: 0.50, γ 0.5: 0.60, γ 1.1: 0.30 (mean over 16 seeds)" in text
     assert "-0.30 [-0.45, -0.15]" in text and "reversed here" in text and "C6 not reproduced, C7 inconclusive" in text
-    assert "reversed" not in boxes.c06_c07_box({**n, "pooled_hi": 0.1})
+    table = pd.DataFrame({"C6": ["reproduced", "not reproduced", "reproduced", "inconclusive"]})
+    ahead = boxes.c06_c07_box({**n, "pooled_hi": 0.1, "verdict": "reproduced", "observed_power": 0.574,
+                               "pooled_p": 0.046}, table)
+    assert "reversed" not in ahead
+    assert "says *reproduced* in 57% of designs like this one (one-sided p 0.046)" in ahead
+    assert "C6 flips in 2 of 4 rows of the sensitivity table" in ahead
+    assert "fitted or not" not in ahead  # the same verdict from OOD accuracy alone: nothing to add
+    unfit = {"unfitted_window": "late", "unfitted_k_g0p5": 10, "unfitted_n_g0p5": 16, "unfitted_k_g1p1": 3,
+             "unfitted_n_g1p1": 16}
+    told = boxes.c06_c07_box({**n, "pooled_hi": 0.1, "verdict": "reproduced", "observed_power": 0.574,
+                              "pooled_p": 0.046, "pooled_any_verdict": "inconclusive", **unfit}, table)
+    assert ("Read from OOD accuracy alone, fitted or not, C6 is *inconclusive* (the late window leaves 10 of 16 runs "
+            "unfitted at γ 0.5, 3 of 16 at γ 1.1).") in told
+
+
+def test_the_page_says_where_the_fitted_rule_bites():
+    runs = pd.DataFrame([{"window": w, "gamma": g, "seed": s,
+                          "fate": "not fitted" if (w, g) == ("late", 0.5) and s < 10 or w == "none" else "reasoning"}
+                         for w in ("early", "late", "none") for g in (0.5, 1.1) for s in range(16)])
+    assert basin.unfitted(runs) == {"unfitted_window": "late", "unfitted_k": 10, "unfitted_n": 32,
+                                    "unfitted_k_g0p5": 10, "unfitted_n_g0p5": 16, "unfitted_k_g1p1": 0,
+                                    "unfitted_n_g1p1": 16}
+    assert basin.unfitted(runs.assign(fate="reasoning")) == {}  # every run fitted: nothing to say

@@ -32,6 +32,9 @@ POWER_DRAWS = 10_000
 POOLED_POWER_DRAWS = 2_000  # each draw runs a sign-flip test and a bootstrap
 C7_PARTS = ("beats the smallest γ", "beats the largest γ")
 NONE = "none"  # the window name of a run without weight decay (the pooled design's reference at each γ)
+# How a seed counts as reasoning, per sensitivity row: the rules' fate (fitted), OOD accuracy alone, or OOD accuracy
+# at its best evaluation (columns `<key>_success` of the page's runs).
+SUCCESS = {"final": fates.REASONS_FITTED, "any": "final OOD > 0.5, fitted or not", "max": "max OOD over training > 0.5"}
 # The one-window design the page read before the pooled one: its first window, 12 seeds, these γ (its runs are
 # part of the pooled design, so the page recomputes what it said).
 EARLIER = {"n_seeds": 12, "gammas": (0.5, 0.7, 1.0, 1.1, 1.5)}
@@ -268,11 +271,12 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
     P = get_profile(params["profile"])
     history, per_run = fetch(d.specs, results_dir, train_missing, workers)
     per_run["final_success"] = per_run["fate"] == "reasoning"
+    per_run["any_success"] = per_run["final_ood"] > SUCCESS_OOD
     per_run["max_success"] = per_run["max_ood"] > SUCCESS_OOD
     names = list(d.windows)
     rule_window = names[0]
     found = {(w, m): _basin_verdicts(per_run[per_run["window"] == w], d.gammas, f"{m}_success")
-             for w in names for m in ("final", "max")}
+             for w in names for m in SUCCESS}
     v = found[(rule_window, "final")]
     basins = pd.concat([_basin(per_run[per_run["window"] == w], d.gammas).assign(window=w)
                         for w in names + ([NONE] if d.none else [])], ignore_index=True)
@@ -305,7 +309,7 @@ def c06_c07(*, results_dir: str, train_missing: bool = True, workers: int = -1, 
                         f"{wt}_k_g0p5": found[(w, "final")]["k0"], f"{wt}_k_g1p1": found[(w, "final")]["k1"],
                         f"{wt}_n": found[(w, "final")]["n0"]})
     sensitivity = pd.DataFrame([
-        {"window": w, "a seed reasons when": fates.REASONS_FITTED if m == "final" else "max OOD over training > 0.5",
+        {"window": w, "a seed reasons when": SUCCESS[m],
          "γ 0.5": f"{f['k0']}/{f['n0']}", "γ 1.1": f"{f['k1']}/{f['n1']}", "McNemar p": round(f["mcnemar_p"], 3),
          "C6": f["c6"], "C7": f["c7"], "rule": w == rule_window and m == "final" and not d.pooled}
         for (w, m), f in found.items()])
@@ -379,14 +383,39 @@ def _pooled_reading(per_run: pd.DataFrame, d: BasinDesign, numbers: dict[str, An
                       "γ 0.5": f"{int(s[0.5].sum())}/{len(s)}", "γ 1.1": f"{int(s[1.1].sum())}/{len(s)}",
                       "C6 p": round(a6["p"], 3), "C6": rules.combine({"c6": a6["state"]}),
                       "C7": rules.combine({k: v["state"] for k, v in a7.items()}), "rule": False})
-    pooled_row = {"window": f"pooled over {len(d.windows)}", "a seed reasons when": fates.REASONS_FITTED,
-                  "γ 0.5": f"{shares[0.5].mean():.2f}", "γ 1.1": f"{shares[1.1].mean():.2f}",
-                  "C6 p": round(c6["p"], 3), "C6": numbers["verdict"], "C7": verdict_c7, "rule": True}
-    shares = pd.DataFrame([pooled_row] + alone).assign(rules="basin share (sign-flip, Holm)")
+    pooled_rows = []
+    for m, label in SUCCESS.items():  # the rules' metric first: its row is the verdict
+        s = seed_shares(windowed.assign(fate=np.where(windowed[f"{m}_success"], "reasoning", "other")))
+        a6, a7 = c06_pooled(s), c07_pooled(s)
+        pooled_rows.append({"window": f"pooled over {len(d.windows)}", "a seed reasons when": label,
+                            "γ 0.5": f"{s[0.5].mean():.2f}", "γ 1.1": f"{s[1.1].mean():.2f}",
+                            "C6 p": round(a6["p"], 3), "C6": rules.combine({"c6": a6["state"]}),
+                            "C7": rules.combine({k: v["state"] for k, v in a7.items()}), "rule": m == "final"})
+        numbers.update({f"pooled_{m}_verdict": pooled_rows[-1]["C6"], f"pooled_{m}_verdict_c7": pooled_rows[-1]["C7"]})
+    numbers.update(unfitted(windowed))
+    if "unfitted_window" in numbers:
+        numbers["unfitted_window_end"] = d.windows[numbers["unfitted_window"]].windows[-1][1]
+    shares = pd.DataFrame(pooled_rows[:1] + alone + pooled_rows[1:]).assign(rules="basin share (sign-flip, Holm)")
     one = sensitivity.rename(columns={"McNemar p": "C6 p"}).assign(rules="one window (McNemar, Fisher)")
     sensitivity = pd.concat([shares, one], ignore_index=True)
     sensitivity = sensitivity[["window", "rules", *(c for c in sensitivity if c not in ("window", "rules"))]]
     return table, rows, sensitivity
+
+
+def unfitted(runs: pd.DataFrame) -> dict[str, Any]:
+    """Where the fate rule's "training set fitted" bites: the window (not none) with the most runs that end unfitted,
+    its count of them and of its runs, and the same at C6's two γ (`unfitted_*` numbers; none when every run
+    fitted)."""
+    lost = runs[(runs["window"] != NONE) & (runs["fate"] == "not fitted")]
+    if lost.empty:
+        return {}
+    w = lost["window"].value_counts().idxmax()
+    mine = runs[runs["window"] == w]
+    out = {"unfitted_window": w, "unfitted_k": int((mine["fate"] == "not fitted").sum()), "unfitted_n": len(mine)}
+    for g in C6_GAMMAS:
+        at = mine[mine["gamma"] == g]
+        out.update({f"unfitted_k_{tag(g)}": int((at["fate"] == "not fitted").sum()), f"unfitted_n_{tag(g)}": len(at)})
+    return out
 
 
 def verdict_text(r: BasinResult) -> list[str]:
@@ -401,6 +430,14 @@ def verdict_text(r: BasinResult) -> list[str]:
               f"{n['pooled_diff']:+.2f} [{n['pooled_lo']:+.2f}, {n['pooled_hi']:+.2f}] over {n['pooled_n']} seeds; "
               f"one-sided sign-flip p {n['pooled_p']:.3f} for γ 1.1 above, {n['pooled_p_other']:.3f} for γ 0.5 "
               f"above. (Paper: 8/12 at γ 0.5, 12/12 at γ 1.1.)")
+        if "unfitted_window" in n:
+            c6 += (f" A seed reasons only with its training set fitted at the end; under the {n['unfitted_window']} "
+                   f"window {n['unfitted_k']} of {n['unfitted_n']} runs end unfitted (γ 0.5: {n['unfitted_k_g0p5']} "
+                   f"of {n['unfitted_n_g0p5']}, γ 1.1: {n['unfitted_k_g1p1']} of {n['unfitted_n_g1p1']})"
+                   + (", as it ends with the run and leaves no steps to refit," if n["unfitted_window_end"] >= r.steps
+                      else "") + " and count as not reasoning. Read from OOD "
+                   f"accuracy alone, fitted or not, the rules say C6 *{n['pooled_any_verdict']}* and C7 "
+                   f"*{n['pooled_any_verdict_c7']}*.")
         c7 = (f"**C7 verdict: {n['verdict_c7']}.** Per seed, the mean share over γ 0.7–1.1 minus the share at "
               f"γ {n['c7_smallest_gamma']:g}: {n['c7_smallest_diff']:+.2f} [{n['c7_smallest_lo']:+.2f}, "
               f"{n['c7_smallest_hi']:+.2f}] (Holm-adjusted p {n['c7_smallest_p_holm']:.3f}, the reverse "

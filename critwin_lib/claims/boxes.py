@@ -19,11 +19,11 @@ def box(claim: str, finding: str, verdict: str, caveat: str) -> str:
             f"> **The caveat.** {caveat}")
 
 
-def _flips(sensitivity: pd.DataFrame, verdict: str) -> str:
+def _flips(sensitivity: pd.DataFrame, verdict: str, subject: str = "it", column: str = "verdict") -> str:
     rows = len(sensitivity)
-    flips = int((sensitivity["verdict"] != verdict).sum())
-    return f"it flips in {flips} of {rows} rows of the sensitivity table" if flips else (
-        f"it holds in all {rows} rows of the sensitivity table")
+    flips = int((sensitivity[column] != verdict).sum())
+    return f"{subject} flips in {flips} of {rows} rows of the sensitivity table" if flips else (
+        f"{subject} holds in all {rows} rows of the sensitivity table")
 
 
 def c01_box(n: dict[str, Any], sensitivity: pd.DataFrame) -> str:
@@ -109,7 +109,7 @@ def _gammas(n: dict[str, Any], prefix: str) -> list[tuple[float, str]]:
     return sorted((float(t[1:].replace("p", ".")), t) for t in tags)
 
 
-def c06_c07_box(n: dict[str, Any]) -> str:
+def c06_c07_box(n: dict[str, Any], sensitivity: pd.DataFrame | None = None) -> str:
     """C6's and C7's box (`basin.c06_c07`): the reasoning basin against the init scale, read over every window
     where the page pools them (`pooled_diff` in its numbers), otherwise under its one window."""
     if "pooled_diff" in n:
@@ -120,7 +120,15 @@ def c06_c07_box(n: dict[str, Any]) -> str:
         caveat = (f"{n['seeds']} seeds detect the paper's gap with probability {n['pooled_power']:.2f} "
                   f"({n['pooled_power_agree']:.2f} if a seed reasons under all its windows or none)"
                   + ("; the paper's direction is reversed here, not merely unresolved." if n["pooled_hi"] < 0
-                     else "."))
+                     else f"; at the shares these seeds show, C6's rule says *reproduced* in "
+                          f"{n['observed_power']:.0%} of designs like this one (one-sided p {n['pooled_p']:.3f})."))
+        if n.get("pooled_any_verdict", n["verdict"]) != n["verdict"]:
+            caveat += (f" Read from OOD accuracy alone, fitted or not, C6 is *{n['pooled_any_verdict']}*"
+                       + (f" (the {n['unfitted_window']} window leaves {n['unfitted_k_g0p5']} of "
+                          f"{n['unfitted_n_g0p5']} runs unfitted at γ 0.5, {n['unfitted_k_g1p1']} of "
+                          f"{n['unfitted_n_g1p1']} at γ 1.1)" if "unfitted_window" in n else "") + ".")
+        if sensitivity is not None:
+            caveat += f" {_flips(sensitivity, n['verdict'], subject='C6', column='C6')}."
         return box("The reasoning solution's basin shrinks at small init (8 of 12 seeds reason at γ 0.5, 12 of 12 "
                    "at γ 1.1; C6), and a moderate init scale, γ 0.7 to 1.1, is best (C7).", finding,
                    f"C6 {n['verdict']}, C7 {n['verdict_c7']}", caveat)
