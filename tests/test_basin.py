@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from critwin_lib.claims import basin, registry
+from critwin_lib.claims import basin, basin_share, registry
 from critwin_lib.config import ConfigError
 
 WINDOWS = ("middle", "early", "late")
@@ -23,11 +23,11 @@ def _runs(reasons: dict[float, list[tuple[int, int, int]]]) -> pd.DataFrame:
 
 def test_a_seeds_basin_share_is_the_share_of_windows_where_it_reasons():
     runs = _runs({0.5: [(1, 0, 0), (1, 1, 1)], 1.1: [(0, 0, 0), (1, 1, 0)]})
-    runs = pd.concat([runs, pd.DataFrame([{"window": basin.NONE, "gamma": 0.5, "seed": 0, "fate": "reasoning"}])])
-    s = basin.seed_shares(runs)
+    runs = pd.concat([runs, pd.DataFrame([{"window": basin_share.NONE, "gamma": 0.5, "seed": 0, "fate": "reasoning"}])])
+    s = basin_share.seed_shares(runs)
     assert s.loc[0, 0.5] == pytest.approx(1 / 3) and s.loc[1, 0.5] == 1 and s.loc[1, 1.1] == pytest.approx(2 / 3)
     missing = runs[~((runs["gamma"] == 1.1) & (runs["seed"] == 0) & (runs["window"] == "late"))]
-    assert math.isnan(basin.seed_shares(missing).loc[0, 1.1])  # a seed without all windows sits out at that γ
+    assert math.isnan(basin_share.seed_shares(missing).loc[0, 1.1])  # a seed without all windows sits out at that γ
 
 
 @pytest.mark.parametrize("small, ref, state", [
@@ -37,43 +37,44 @@ def test_a_seeds_basin_share_is_the_share_of_windows_where_it_reasons():
     ([(0, 0, 0)] * 2 + [(1, 1, 1)] * 2, [(1, 1, 1)] * 2 + [(0, 0, 0)] * 2, "undecided"),  # 4 seeds, wide interval
 ])
 def test_c6_pooled_reaches_each_state(small, ref, state):
-    got = basin.c06_pooled(basin.seed_shares(_runs({0.5: small, 1.1: ref})))
+    got = basin_share.c06_pooled(basin_share.seed_shares(_runs({0.5: small, 1.1: ref})))
     assert got["state"] == state and got["n"] == len(small)
 
 
 def test_c7_pooled_parts_are_one_holm_family_against_each_end():
     n = 6
     top, bottom = [(1, 1, 1)] * n, [(0, 0, 0)] * n
-    clear = basin.c07_pooled(basin.seed_shares(_runs({0.25: bottom, 0.5: bottom, 1.1: top, 1.5: bottom})))
-    assert [clear[k]["state"] for k in basin.C7_PARTS] == ["holds", "holds"]
-    assert clear[basin.C7_PARTS[0]]["p_holm"] == pytest.approx(2 / 64)  # 1/64 twice over
-    assert (clear[basin.C7_PARTS[0]]["gamma"], clear[basin.C7_PARTS[1]]["gamma"]) == (0.25, 1.5)
-    one = basin.c07_pooled(basin.seed_shares(_runs({0.25: bottom[:5], 1.1: top[:5], 1.5: top[:5]})))
+    clear = basin_share.c07_pooled(basin_share.seed_shares(_runs({0.25: bottom, 0.5: bottom, 1.1: top, 1.5: bottom})))
+    assert [clear[k]["state"] for k in basin_share.C7_PARTS] == ["holds", "holds"]
+    assert clear[basin_share.C7_PARTS[0]]["p_holm"] == pytest.approx(2 / 64)  # 1/64 twice over
+    assert (clear[basin_share.C7_PARTS[0]]["gamma"], clear[basin_share.C7_PARTS[1]]["gamma"]) == (0.25, 1.5)
+    one = basin_share.c07_pooled(basin_share.seed_shares(_runs({0.25: bottom[:5], 1.1: top[:5], 1.5: top[:5]})))
     # 5 seeds: p = 1/32 alone, 1/16 after Holm: the moderate γ does not beat the smallest at the family's level
-    assert one[basin.C7_PARTS[0]]["p"] == pytest.approx(1 / 32) and one[basin.C7_PARTS[0]]["state"] == "undecided"
-    assert one[basin.C7_PARTS[1]]["state"] == "undecided"
-    reversed_ = basin.c07_pooled(basin.seed_shares(_runs({0.25: top, 1.1: bottom, 1.5: top})))
-    assert [reversed_[k]["state"] for k in basin.C7_PARTS] == ["rejected", "rejected"]
-    no_end = basin.c07_pooled(basin.seed_shares(_runs({0.7: top, 1.1: top})))
+    first = one[basin_share.C7_PARTS[0]]
+    assert first["p"] == pytest.approx(1 / 32) and first["state"] == "undecided"
+    assert one[basin_share.C7_PARTS[1]]["state"] == "undecided"
+    reversed_ = basin_share.c07_pooled(basin_share.seed_shares(_runs({0.25: top, 1.1: bottom, 1.5: top})))
+    assert [reversed_[k]["state"] for k in basin_share.C7_PARTS] == ["rejected", "rejected"]
+    no_end = basin_share.c07_pooled(basin_share.seed_shares(_runs({0.7: top, 1.1: top})))
     assert {v["state"] for v in no_end.values()} == {"undecided"}  # both ends are moderate
 
 
 def test_the_pooled_design_sees_the_papers_gap_and_pooling_helps_only_when_windows_differ():
-    independent = basin.pooled_power(16, draws=300)
-    agree = basin.pooled_power(16, draws=300, agree=True)
+    independent = basin_share.pooled_power(16, draws=300)
+    agree = basin_share.pooled_power(16, draws=300, agree=True)
     assert agree <= independent and independent > 0.8
-    assert basin.pooled_power(4, draws=200) == 0.0  # 4 seeds cannot reach p < 0.05 on a sign-flip test
+    assert basin_share.pooled_power(4, draws=200) == 0.0  # 4 seeds cannot reach p < 0.05 on a sign-flip test
 
 
 def test_observed_power_resamples_seeds_with_all_their_runs():
     runs = _runs({0.25: [(0, 0, 0)] * 8, 0.5: [(0, 0, 1)] * 8, 1.1: [(1, 1, 1)] * 8, 1.5: [(0, 1, 0)] * 8})
-    seen = basin.observed_power(runs, draws=50)
+    seen = basin_share.observed_power(runs, draws=50)
     assert seen == {"c6": 1.0, "c7": 1.0}  # every seed the same: every resample decides the same way
 
 
 def test_pooled_table_gives_each_gammas_mean_share_and_counts_per_window():
     runs = _runs({0.5: [(1, 0, 0)] * 4, 1.1: [(1, 1, 1)] * 4})
-    t = basin.pooled_table(runs, [0.5, 1.1]).set_index("gamma")
+    t = basin_share.pooled_table(runs, [0.5, 1.1]).set_index("gamma")
     assert t.loc[0.5, "share"] == pytest.approx(1 / 3) and t.loc[1.1, "share"] == 1
     assert (t.loc[0.5, "k middle"], t.loc[0.5, "k early"], t.loc[1.1, "k late"]) == (4, 0, 4)
     assert np.isfinite(t["share_lo"]).all() and "std" in t
@@ -166,7 +167,7 @@ def test_the_page_says_where_the_fitted_rule_bites():
     runs = pd.DataFrame([{"window": w, "gamma": g, "seed": s,
                           "fate": "not fitted" if (w, g) == ("late", 0.5) and s < 10 or w == "none" else "reasoning"}
                          for w in ("early", "late", "none") for g in (0.5, 1.1) for s in range(16)])
-    assert basin.unfitted(runs) == {"unfitted_window": "late", "unfitted_k": 10, "unfitted_n": 32,
+    assert basin_share.unfitted(runs) == {"unfitted_window": "late", "unfitted_k": 10, "unfitted_n": 32,
                                     "unfitted_k_g0p5": 10, "unfitted_n_g0p5": 16, "unfitted_k_g1p1": 0,
                                     "unfitted_n_g1p1": 16}
-    assert basin.unfitted(runs.assign(fate="reasoning")) == {}  # every run fitted: nothing to say
+    assert basin_share.unfitted(runs.assign(fate="reasoning")) == {}  # every run fitted: nothing to say
