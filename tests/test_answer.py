@@ -77,6 +77,13 @@ def test_the_paper_lengths_sentence_gives_each_read_pages_seed_counts_and_says_w
     read["c01_critical_window"][0].update(quarter_verdict="partly reproduced", k_quarter=9)
     assert "(C1: inconclusive; the same window at a quarter of the budget makes 9 of 22 reason, partly " \
            "reproduced)" in answer._paper_sentence("results")
+    read["c02_c03_budget_placement"] = ({"k_early": 21, "k_middle": 18, "k_late": 0, "seeds": 22, "unfit_late": 22},
+                                        [{"claim": "C2", "verdict": "not reproduced"},
+                                         {"claim": "C3", "verdict": "partly reproduced"}])
+    assert ("in the last quarter 0 of 22 seeds reason (22 end with the training set unfitted; C2: not "
+            "reproduced, C3: partly reproduced)") in answer._paper_sentence("results")
+    read["c02_c03_budget_placement"][0]["unfit_late"] = 0  # every late run refitted: nothing to add
+    assert "in the last quarter 0 of 22 seeds reason (C2: not reproduced" in answer._paper_sentence("results")
 
 
 def test_the_plain_answer_is_at_most_five_sentences(monkeypatch):

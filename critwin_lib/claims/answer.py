@@ -142,6 +142,8 @@ def _paper_sentence(results_dir: str | Path) -> str:
             continue
         n, says = side.result.numbers, ", ".join(f"{r['claim']}: {r['verdict']}" for r in side.result.rows)
         says += decay_clause(n, registry.page(stem).claims) + (quarter_clause(n) if stem == C1_STEM else "")
+        if stem == C23_STEM and n.get("unfit_late"):  # a late window that ends with the run may leave no time to refit
+            says = f"{n['unfit_late']} end with the training set unfitted; {says}"
         parts.append({C1_STEM: f"the middle window makes {n.get('k_window')} of {n.get('seeds')} seeds reason, "
                                f"full-run weight decay of the same budget {n.get('k_full')} and none "
                                f"{n.get('k_none')} ({says})",
