@@ -283,19 +283,13 @@ def _pooled_reading(per_run: pd.DataFrame, d: BasinDesign, numbers: dict[str, An
     alone = []
     for w, f in windowed.groupby("window", sort=False):
         s = seed_shares(f)
-        a6, a7 = c06_pooled(s), c07_pooled(s)
-        alone.append({"window": f"{w} alone", "a seed reasons when": fates.REASONS_FITTED,
-                      "γ 0.5": f"{int(s[0.5].sum())}/{len(s)}", "γ 1.1": f"{int(s[1.1].sum())}/{len(s)}",
-                      "C6 p": round(a6["p"], 3), "C6": rules.combine({"c6": a6["state"]}),
-                      "C7": rules.combine({k: v["state"] for k, v in a7.items()}), "rule": False})
+        alone.append(_shares_row(s, f"{w} alone", fates.REASONS_FITTED,
+                                 (f"{int(s[g].sum())}/{len(s)}" for g in C6_GAMMAS)))
     pooled_rows = []
     for m, label in SUCCESS.items():  # the rules' metric first: its row is the verdict
         s = seed_shares(windowed.assign(fate=np.where(windowed[f"{m}_success"], "reasoning", "other")))
-        a6, a7 = c06_pooled(s), c07_pooled(s)
-        pooled_rows.append({"window": f"pooled over {len(d.windows)}", "a seed reasons when": label,
-                            "γ 0.5": f"{s[0.5].mean():.2f}", "γ 1.1": f"{s[1.1].mean():.2f}",
-                            "C6 p": round(a6["p"], 3), "C6": rules.combine({"c6": a6["state"]}),
-                            "C7": rules.combine({k: v["state"] for k, v in a7.items()}), "rule": m == "final"})
+        pooled_rows.append(_shares_row(s, f"pooled over {len(d.windows)}", label,
+                                       (f"{s[g].mean():.2f}" for g in C6_GAMMAS), rule=m == "final"))
         numbers.update({f"pooled_{m}_verdict": pooled_rows[-1]["C6"], f"pooled_{m}_verdict_c7": pooled_rows[-1]["C7"]})
     numbers.update(unfitted(windowed))
     if "unfitted_window" in numbers:
@@ -305,6 +299,16 @@ def _pooled_reading(per_run: pd.DataFrame, d: BasinDesign, numbers: dict[str, An
     sensitivity = pd.concat([shares, one], ignore_index=True)
     sensitivity = sensitivity[["window", "rules", *(c for c in sensitivity if c not in ("window", "rules"))]]
     return table, rows, sensitivity
+
+
+def _shares_row(s: pd.DataFrame, window: str, label: str, at: Any, rule: bool = False) -> dict[str, Any]:
+    """One basin-share row of the sensitivity table: both rules on the seed shares `s`, `at` the γ 0.5 and 1.1
+    cells as shown."""
+    a6, a7 = c06_pooled(s), c07_pooled(s)
+    small, ref = at
+    return {"window": window, "a seed reasons when": label, "γ 0.5": small, "γ 1.1": ref, "C6 p": round(a6["p"], 3),
+            "C6": rules.combine({"c6": a6["state"]}), "C7": rules.combine({k: v["state"] for k, v in a7.items()}),
+            "rule": rule}
 
 
 def verdict_text(r: BasinResult) -> list[str]:
