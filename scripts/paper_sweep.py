@@ -23,10 +23,13 @@ STEMS = {"C1": "c01_critical_window", "C2C3": "c02_c03_budget_placement", "C4": 
 
 
 def order(spec: tuple) -> tuple:
-    """Windows first, then the conditions they are compared with, C1's second reading (quarter budget) last: an
-    interrupted sweep has then stored what the primary verdict needs."""
-    cond = str(spec[0].get("condition", ""))
-    return cond != "window", "quarter" in cond, spec[0].get("seed", 0)
+    """Windows first, then the conditions they are compared with, C1's second reading (quarter budget) last, seed
+    by seed: an interrupted sweep has then stored what the primary verdict needs, look by look. An onset sweep
+    keeps its design's order (onset by onset, the fine grid's every other onset first), so that a cut-off sweep
+    has tiled its bracket at twice the spacing with every seed."""
+    labels = spec[0]
+    cond = str(labels.get("condition", ""))
+    return cond != "window", "quarter" in cond, 0 if "onset" in labels else labels.get("seed", 0)
 
 
 def configs(names: list[str], seeds: dict[str, int], profile: str = "paper", upcoming: bool = False) -> list:

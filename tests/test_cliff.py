@@ -212,3 +212,23 @@ def test_the_paper_lengths_fine_grid_tiles_the_falling_bracket_with_the_coarse_s
 
     assert lengths.upcoming_cliff_power("c04_sharp_onset", "paper") >= 0.8  # the page states it beside the design
     assert math.isnan(lengths.upcoming_cliff_power("c04_sharp_onset", "quick"))  # none registered there
+
+
+def test_the_background_sweep_trains_the_fine_grid_onset_by_onset_every_other_onset_first():
+    import importlib.util
+    from pathlib import Path
+
+    from critwin_lib.claims import registry
+
+    spec = importlib.util.spec_from_file_location("paper_sweep", Path(__file__).parents[1] / "scripts/paper_sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    c4 = registry.page("c04_sharp_onset")
+    d = c4.design(**registry.design_params(registry.upcoming_defaults(c4, "paper")))
+    starts = [c.wd.windows[0][0] if c.wd.windows else -1 for c in sweep.configs(["C4"], {}, "paper", upcoming=True)]
+    fine = [s for s in dict.fromkeys(starts) if s in set(d.cliff.grid) - {12_500, 15_000}]  # not the coarse ones
+    assert fine[:12] == list(range(12_700, 14_901, 200))  # a sweep cut off half-way has the 200-step grid
+    first = starts.index(12_700)
+    assert starts[first:first + 8] == [12_700] * 8  # every seed at an onset before the next onset
+    seeds = [c.train.seed for c in sweep.configs(["C1"], {}, "paper")][:40]
+    assert seeds == sorted(seeds) and seeds[0] == 4 < seeds[-1]  # a sequential design still goes seed by seed

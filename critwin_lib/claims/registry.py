@@ -91,7 +91,8 @@ HALF_RUN_C4 = HALF_RUN.claim_params() | {"onset_fracs": HALF_RUN.onset_fracs()}
 NO_DECAY_ROW = {"decay_protocol": "", "decay_n_seeds": 0}
 # C4's fine grid at 20,000 steps, by the rule registered with the 25 % window design: the coarse share crosses 0.5
 # once, falling between onsets 12,500 (5 of 8) and 15,000 (0 of 8), so that bracket is tiled every 100 steps with
-# the coarse sweep's 8 seeds (26 onsets, 192 runs to train; trained every other onset first).
+# the coarse sweep's 8 seeds (26 onsets, 192 runs to train: the first seed's 24 went seed by seed, until
+# 2026-12-08; the rest onset by onset, every other onset first, so a cut-off sweep holds a 200-step grid).
 C4_FINE_PAPER = {"cliff_fracs": [0.625, 0.75], "cliff_falling": True}
 DECAY_PAPER = {"decay_protocol": "quarter-fit-paper-decay-20k", "decay_window_lambda": PAPER_FIT.claim_params()[
     "window_lambda"], "decay_n_seeds": 12}
