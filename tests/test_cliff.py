@@ -191,9 +191,21 @@ def test_the_null_keeps_each_seeds_sequence_and_the_papers_cliff_can_be_excluded
     on = staggered.switches
     assert on.loc[1] == 3 * 32 and on.loc[7] == 21 * 32 and math.isnan(on.loc[0])  # seed 0 reasons throughout
     assert "7 of 8 seeds change fate across the bracket, each at its own onset: from 96 to 672" in staggered.text()
+    assert staggered.others == {"memorizing": 3 * sum(range(8))}  # the runs before each seed's switch
+    assert "where they do not reason, their runs end memorizing (84)" in staggered.switch_text()
     assert staggered.paper_p < rules.ALPHA and staggered.state == rules.REJECTED  # the paper's cliff is excluded
     x = np.array([[0.0] * 12 + [1.0] * 12] * 8)
     assert cliff.switch_onsets(x, grid, 1).tolist() == [12 * 32] * 8
+    rows = []  # the paper length's falling bracket: a window that ends too late leaves the training set unfitted
+    for seed in range(8):
+        for i, o in enumerate(grid):
+            late = i >= len(grid) - 2
+            fate = "memorizing" if seed >= 5 else "not fitted" if late else "reasoning"
+            rows.append({"onset": o, "seed": seed, "fate": fate, "final_ood": 0.0 if seed >= 5 else 0.9 - 0.2 * late})
+    unfitted = cliff.read_cliff(pd.DataFrame(rows), resolution=32, falling=True)
+    assert unfitted.others == {"not fitted": 10} and unfitted.state == rules.REJECTED  # OOD barely moves
+    assert unfitted.switch_text().endswith("where they do not reason, their runs end with the training set unfitted "
+                                           "(10)")
     assert cliff.decide_cliff(0.9, 0.001, 0.95, paper_p=0.01) == rules.REJECTED
     assert cliff.decide_cliff(0.9, 0.001, 0.95, paper_p=0.5) == rules.HOLDS
 

@@ -158,6 +158,10 @@ def switch_onsets(x: np.ndarray, grid: list[int], sign: int) -> np.ndarray:
     return np.where(x.min(axis=1) == x.max(axis=1), np.nan, out)
 
 
+END_WORDS = {"memorizing": "memorizing", "other rule": "on another wrong rule",
+             "not fitted": "with the training set unfitted"}  # how a run that does not reason ends, in words
+
+
 @dataclass
 class Cliff:
     """The fine grid read by the cliff's rule (on the cliff page section): the steepest change of the mean value
@@ -186,6 +190,7 @@ class Cliff:
     jumps: pd.DataFrame
     paper_p: float = math.nan  # how often the paper's cliff gives a grid no steeper than this one (`paper_p`)
     switches: pd.Series | None = None  # each seed's own switch onset (NaN: its fate never changes in the bracket)
+    others: dict[str, int] | None = None  # how the switching seeds' runs that do not reason end (fate: runs)
 
     @property
     def span(self) -> int:
@@ -214,8 +219,12 @@ class Cliff:
         if not len(on):
             return f"none of the {self.seeds} seeds changes fate across the bracket"
         q1, q3 = (float(on.quantile(q)) for q in (0.25, 0.75))
+        parts = [f"{END_WORDS.get(fate, fate)} ({k})"
+                 for fate, k in sorted((self.others or {}).items(), key=lambda kv: -kv[1])]
+        ends = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
         return (f"{len(on)} of {self.seeds} seeds change fate across the bracket, each at its own onset: from "
-                f"{on.min():.0f} to {on.max():.0f} (middle half {q1:.0f}–{q3:.0f})")
+                f"{on.min():.0f} to {on.max():.0f} (middle half {q1:.0f}–{q3:.0f})"
+                + (f"; where they do not reason, their runs end {ends}" if ends else ""))
 
     def text(self) -> str:
         way = "fall" if self.falling else "rise"
@@ -289,11 +298,20 @@ def read_cliff(per_run: pd.DataFrame, resolution: int, falling: bool = False, n_
     s_lo, s_hi = (float(np.quantile(slopes, q)) for q in (0.025, 0.975))
     pp = _paper_p(grid, resolution, falling, len(wide), steepest, PAPER_DRAWS, seed, value)
     switches = pd.Series(switch_onsets(fate.to_numpy(), grid, sign), index=wide.index, name="switch onset")
+    others = _other_fates(per_run, switches.dropna().index, grid)
     return Cliff(value=value, falling=falling, resolution=resolution, grid=grid, seeds=len(wide), shares=fate.mean(),
                  steepest=steepest, steepest_at=at, p_steepest=p, bracket=bracket, bracket_lo=b_lo,
                  bracket_hi=b_hi, slope=slope, slope_lo=s_lo, slope_hi=s_hi,
                  state=decide_cliff(steepest, p, b_hi, pp, JUMPS[value]), jumps=jumps, paper_p=pp,
-                 switches=switches)
+                 switches=switches, others=others)
+
+
+def _other_fates(per_run: pd.DataFrame, seeds: pd.Index, grid: list[int]) -> dict[str, int]:
+    """How the runs of the seeds that switch end where they do not reason (fate: runs), so that a switch to
+    memorizing reads apart from a window that ends too late to refit the training set."""
+    runs = per_run[per_run["seed"].isin(seeds) & per_run["onset"].isin(grid) & (per_run["fate"] != "reasoning")]
+    counts = runs.drop_duplicates(["seed", "onset"])["fate"].value_counts()
+    return {str(f): int(k) for f, k in counts.items()}
 
 
 def paper_curve(grid: list[int], resolution: int, falling: bool = False, value: str = OOD) -> np.ndarray:
