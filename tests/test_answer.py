@@ -84,6 +84,12 @@ def test_the_paper_lengths_sentence_gives_each_read_pages_seed_counts_and_says_w
             "reproduced, C3: partly reproduced)") in answer._paper_sentence("results")
     read["c02_c03_budget_placement"][0]["unfit_late"] = 0  # every late run refitted: nothing to add
     assert "in the last quarter 0 of 22 seeds reason (C2: not reproduced" in answer._paper_sentence("results")
+    read["c04_sharp_onset"] = ({"edge_text": "no onset where the reasoning share rises through 0.5 (0% of resamples)",
+                                "cliff_answer": "not tested"}, [{"claim": "C4", "verdict": "not reproduced"}])
+    assert answer._paper_sentence("results").endswith("rises through 0.5 (C4: not reproduced).")  # no fine grid yet
+    read["c04_sharp_onset"][0]["cliff_answer"] = "ruled out"
+    assert answer._paper_sentence("results").endswith(
+        "(C4: not reproduced), and the paper's 100-step cliff is ruled out.")
 
 
 def test_the_plain_answer_is_at_most_five_sentences(monkeypatch):

@@ -130,6 +130,13 @@ def quarter_clause(numbers: dict) -> str:
             f"reason, {numbers['quarter_verdict']}")
 
 
+def _cliff_clause(numbers: dict) -> str:
+    """', and the paper's 100-step cliff is <found, ruled out, ...>' where C4's fine grid at that length has been
+    read; '' where it has not (no words for a grid that is still training)."""
+    said = numbers.get("cliff_answer", "not tested")
+    return "" if said == "not tested" else f", and the paper's 100-step cliff is {said}"
+
+
 def _paper_sentence(results_dir: str | Path) -> str:
     """What the paper's length (20,000 steps, the paper's 25 % windows) shows so far, with its seed counts where a
     page's runs are all stored (the design before it, windows half the run long, is on the pages)."""
@@ -150,5 +157,6 @@ def _paper_sentence(results_dir: str | Path) -> str:
                       C23_STEM: f"the same window at the start makes {n.get('k_early')}, in the middle "
                                 f"{n.get('k_middle')} and in the last quarter {n.get('k_late')} of {n.get('seeds')} "
                                 f"seeds reason ({says})",
-                      C4_STEM: f"along the run, {str(n.get('edge_text')).split(' (')[0]} ({says})"}[stem])
+                      C4_STEM: f"along the run, {str(n.get('edge_text')).split(' (')[0]} ({says})"
+                               + _cliff_clause(n)}[stem])
     return f"At the paper's length (20,000 steps, 25 % windows, fresh seeds), {'; '.join(parts)}."
