@@ -17,7 +17,7 @@ import pandas as pd
 
 from critwin_lib.claims import fates, registry
 from critwin_lib.claims.placement_design import decay_differs
-from critwin_lib.claims.window_onset import C4Result
+from critwin_lib.claims.window_onset import NOT_TESTED, C4Result
 from critwin_lib.sizes import length_name
 
 C1_STEM = "c01_critical_window"
@@ -133,8 +133,8 @@ def quarter_clause(numbers: dict) -> str:
 def _cliff_clause(numbers: dict) -> str:
     """', and the paper's 100-step cliff is <found, ruled out, ...>' where C4's fine grid at that length has been
     read; '' where it has not (no words for a grid that is still training)."""
-    said = numbers.get("cliff_answer", "not tested")
-    return "" if said == "not tested" else f", and the paper's 100-step cliff is {said}"
+    said = numbers.get("cliff_answer", NOT_TESTED)
+    return "" if said == NOT_TESTED else f", and the paper's 100-step cliff is {said}"
 
 
 def _paper_sentence(results_dir: str | Path) -> str:

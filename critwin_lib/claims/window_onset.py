@@ -226,6 +226,7 @@ def _fine_runs(fine: cliff.CliffDesign | None, results_dir: str, train_missing: 
 
 
 CLIFF_ANSWER = {rules.HOLDS: "found", rules.REJECTED: "ruled out", rules.UNDECIDED: "neither found nor ruled out"}
+NOT_TESTED = "not tested"  # the cliff's answer where no fine grid has been read
 
 
 def cliff_texts(fine: cliff.Cliff | None, profile: str, steps: int,
@@ -236,13 +237,13 @@ def cliff_texts(fine: cliff.Cliff | None, profile: str, steps: int,
     if fine is None:
         if edges and all(math.isnan(e.edge) for e in edges):
             why = "; ".join(e.text() for e in edges)
-            return {"cliff_answer": "not tested",
+            return {"cliff_answer": NOT_TESTED,
                     "cliff_short": (f"at {length_name(profile, steps)}, where the coarse onset sweep finds no edge "
                                     f"for a fine grid at the paper's resolution to tile: {why}")}
-        return {"cliff_answer": "not tested",
+        return {"cliff_answer": NOT_TESTED,
                 "cliff_short": f"at {length_name(profile, steps)}, where no fine grid has been trained yet"}
     if math.isnan(fine.steepest):
-        return {"cliff_answer": "not tested", "cliff_short": f"at {length_name(profile, steps)}: {fine.text()}"}
+        return {"cliff_answer": NOT_TESTED, "cliff_short": f"at {length_name(profile, steps)}: {fine.text()}"}
     way = "falls" if fine.falling else "rises"
     return {"cliff_answer": CLIFF_ANSWER[fine.state],
             "cliff_short": (f"at {length_name(profile, steps)}, onsets every {fine.resolution} steps from "
@@ -260,7 +261,7 @@ def unread_texts(numbers: dict[str, Any], profile: str) -> dict[str, str]:
     with "stored", "needed" and "steps"), so its sentences say so instead of quoting numbers that do not exist."""
     name = length_name(profile, numbers["steps"])
     note = f"its onset sweep is not read yet ({numbers['stored']} of {numbers['needed']} runs stored)"
-    return {"length_name": name, "glance_text": note, "cliff_answer": "not tested",
+    return {"length_name": name, "glance_text": note, "cliff_answer": NOT_TESTED,
             "cliff_short": f"at {name}, where {note}"}
 
 
